@@ -1,0 +1,386 @@
+"""The `onlstm` command: wires the modules together; no method logic lives here.
+
+torch is imported inside the commands, so `onlstm --help` stays fast.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
+
+
+def _version(value: bool):
+    if value:
+        from . import __version__
+        typer.echo(f"onlstm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the version and exit.")):
+    """Unsupervised constituency trees from Ordered-Neurons LSTM language models."""
+
+
+class UserError(Exception):
+    """Bad input or options: reported as one line, exit code 2."""
+
+
+def fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def friendly_errors(command):
+    """Turn every expected failure into one line on stderr and a non-zero exit code, never a traceback."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from .vocab import Tokenizer  # noqa: F401  (cheap; keeps the import order stable)
+        try:
+            return command(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except UserError as e:
+            fail(str(e))
+        except Exception as e:  # noqa: BLE001 — the known error classes of our modules
+            name = type(e).__name__
+            if name in ("ModelFileError", "TrainingError", "GoldFormatError", "ParseError"):
+                fail(str(e))
+            if isinstance(e, (OSError, UnicodeError)):
+                fail(str(e).splitlines()[0] if str(e) else name)
+            if os.environ.get("ONLSTM_DEBUG"):
+                raise
+            fail(f"internal error ({name}: {str(e).splitlines()[0] if str(e) else ''}); "
+                 "set ONLSTM_DEBUG=1 to see the traceback", 1)
+    return wrapper
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'90', '90s', '45m', '1.5h' → seconds; None or 'none' → no limit."""
+    if text is None or text.lower() in ("", "none", "0"):
+        return None
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text.lower())
+    if not m:
+        raise UserError(f"--time-budget {text!r}: expected a duration such as 3600, 45m or 1.5h")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def detect_lang(path: Path, n_lines: int = 200) -> str:
+    from .vocab import has_cjk
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = "".join(line for _, line in zip(range(n_lines), f))
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    return "zh" if has_cjk(head) else "en"
+
+
+class MasterInput(str, Enum):
+    paper = "paper"
+    symmetric = "symmetric"
+
+
+@app.command()
+@friendly_errors
+def train(
+    corpus: Path = typer.Argument(..., help="UTF-8 text, one sentence a line."),
+    out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume is written beside it."),
+    valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included."),
+    lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en."),
+    tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba or whitespace; auto: ptb for en, jieba for zh, whitespace otherwise."),
+    pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
+    keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (evaluation ignores them)."),
+    max_vocab: int = typer.Option(10000, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
+    min_freq: int = typer.Option(1, "--min-freq", help="Words seen fewer times become <unk>."),
+    emb_size: int = typer.Option(200, "--emb-size", help="Embedding size (paper: 400)."),
+    hidden_size: int = typer.Option(400, "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
+    layers: int = typer.Option(3, "--layers", help="Number of ON-LSTM layers."),
+    chunk_size: int = typer.Option(10, "--chunk-size", help="Neurons per master-gate level."),
+    dropout: float = typer.Option(0.4, "--dropout", help="Locked dropout on the last layer's output (paper: 0.45)."),
+    dropout_h: float = typer.Option(0.25, "--dropout-h", help="Locked dropout between layers (paper: 0.3)."),
+    dropout_i: float = typer.Option(0.4, "--dropout-i", help="Locked dropout on the embeddings (paper: 0.5)."),
+    dropout_e: float = typer.Option(0.1, "--dropout-e", help="Embedding dropout, whole words (paper: 0.1)."),
+    weight_drop: float = typer.Option(0.3, "--weight-drop", help="DropConnect on the recurrent weights (paper: 0.45)."),
+    master_input: MasterInput = typer.Option(MasterInput.paper, "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
+    optimizer: str = typer.Option("adam", "--optimizer", help="adam or sgd (paper: sgd, lr 30)."),
+    lr: float = typer.Option(0.002, "--lr", help="Learning rate."),
+    weight_decay: float = typer.Option(1.2e-6, "--weight-decay"),
+    clip: float = typer.Option(0.25, "--clip", help="Gradient norm clipping."),
+    batch_size: int = typer.Option(64, "--batch-size"),
+    bptt: int = typer.Option(70, "--bptt", help="Mean window length of truncated back-propagation."),
+    seed: int = typer.Option(1111, "--seed"),
+    epochs: int = typer.Option(100, "--epochs", help="Most epochs (the time budget usually ends training first)."),
+    time_budget: Optional[str] = typer.Option("1h", "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="CPU threads for torch (default: all cores)."),
+    parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
+):
+    """Train an ON-LSTM language model on plain text."""
+    budget = parse_duration(time_budget)
+    if not corpus.is_file():
+        raise UserError(f"corpus not found: {corpus}")
+    if valid is not None and not valid.is_file():
+        raise UserError(f"validation file not found: {valid}")
+    for name, value in (("--batch-size", batch_size), ("--bptt", bptt), ("--epochs", epochs), ("--layers", layers),
+                        ("--emb-size", emb_size), ("--hidden-size", hidden_size), ("--chunk-size", chunk_size)):
+        if value < 1:
+            raise UserError(f"{name} must be at least 1")
+    for name, value in (("--dropout", dropout), ("--dropout-h", dropout_h), ("--dropout-i", dropout_i),
+                        ("--dropout-e", dropout_e), ("--weight-drop", weight_drop)):
+        if not 0 <= value < 1:
+            raise UserError(f"{name} must be in [0, 1)")
+    if emb_size % chunk_size or hidden_size % chunk_size:
+        raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({chunk_size})")
+
+    from .train import LineReporter, TrainConfig, train_model
+    from .vocab import Tokenizer, default_tokenizer
+
+    if lang == "auto":
+        lang = detect_lang(corpus)
+    tok = default_tokenizer(lang) if tokenizer == "auto" else Tokenizer(tokenizer)
+    model_config = dict(emb_size=emb_size, hidden_size=hidden_size, n_layers=layers, chunk_size=chunk_size,
+                        dropout=dropout, dropout_h=dropout_h, dropout_i=dropout_i, dropout_e=dropout_e,
+                        weight_drop=weight_drop, master_input=master_input.value)
+    train_config = TrainConfig(epochs=epochs, time_budget=budget, batch_size=batch_size, bptt=bptt,
+                               optimizer=optimizer, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed,
+                               device=device, threads=threads)
+    reporter = RichReporter() if sys.stderr.isatty() else LineReporter()
+    with reporter:
+        result = train_model(corpus, out, model_config, train_config, valid=valid, tokenizer=tok, lang=lang,
+                             pretokenized=pretokenized, keep_punct=keep_punct, max_vocab=max_vocab,
+                             min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
+    best = f"{result.best_valid_ppl:.2f}" if result.best_valid_ppl is not None else "n/a"
+    how = "interrupted" if result.interrupted else "time budget reached" if result.stopped_by_time else "done"
+    typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; best valid ppl {best}; "
+               f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
+    if result.interrupted:
+        raise typer.Exit(130)
+
+
+class OutputFormat(str, Enum):
+    bracket = "bracket"
+    json = "json"
+    nltk = "nltk"
+    tree = "tree"
+
+
+class SplitRule(str, Enum):
+    paper = "paper"
+    symmetric = "symmetric"
+
+
+def read_input_lines(files: list[Path]):
+    """Lines (without newline) from the files, or stdin; invalid UTF-8 is a one-line error."""
+    sources = files or [None]
+    for path in sources:
+        if path is not None and not path.is_file():
+            raise UserError(f"input file not found: {path}")
+        stream = sys.stdin.buffer if path is None else open(path, "rb")
+        try:
+            for number, raw in enumerate(stream, 1):
+                try:
+                    yield raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError:
+                    where = "stdin" if path is None else str(path)
+                    raise UserError(f"{where} line {number} is not valid UTF-8") from None
+        finally:
+            if path is not None:
+                stream.close()
+
+
+@app.command()
+@friendly_errors
+def parse(
+    files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (en, zh); default: zh for lines with CJK characters, else en."),
+    output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing) or tree (rich); default: tree on a terminal, else bracket."),
+    distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
+    layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
+    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: [x<k, [x_k, x>k]]; symmetric: distance k is a boundary before word k."),
+    pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
+    batch_size: int = typer.Option(128, "--batch-size", help="Sentences per forward pass."),
+):
+    """Parse sentences (one a line) into unlabeled binary trees."""
+    from .formats import to_ascii, to_bracket, to_json, to_rich
+    from .parser import ModelCache, parse_stream, resolve_model
+
+    if files is None and sys.stdin.isatty():
+        raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
+    if model is not None:
+        path = resolve_model(model)
+        ModelCache().get(path)  # a bad --model fails before any input is read
+    fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
+    console = None
+    if fmt == OutputFormat.tree:
+        from rich.console import Console
+        console = Console()
+    seen = 0
+    out = sys.stdout
+    for sentence in parse_stream(read_input_lines(files or []), model=model, pretokenized=pretokenized,
+                                 layer=layer, split=split.value, batch_size=batch_size):
+        seen += 1
+        if sentence.tree is None:
+            out.write("\n")
+            continue
+        shown = ["-" if d is None else f"{d:.2f}" for d in sentence.distances]
+        if fmt == OutputFormat.bracket:
+            line = to_bracket(sentence.tree)
+            if distances:
+                line += "\t" + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown))
+            out.write(line + "\n")
+        elif fmt == OutputFormat.json:
+            out.write(to_json(sentence.tree, sentence.distances) + "\n")
+        elif fmt == OutputFormat.nltk:
+            out.write(to_ascii(sentence.tree).rstrip("\n") + "\n")
+            if distances:
+                out.write("distances: " + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown)) + "\n")
+        else:
+            console.print(to_rich(sentence.tree))
+            if distances:
+                console.print("distances: " + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown)),
+                              markup=False)
+    out.flush()
+    if seen == 0:
+        raise UserError("no input: stdin was empty")
+
+
+BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
+                 ("random", "random"))
+
+
+@app.command()
+@friendly_errors
+def evaluate(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold trees: bracketed trees (one a line or .mrg files, or a folder of them) or CoNLL-U."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (en, zh); default: by the gold text's script."),
+    pred: Optional[Path] = typer.Option(None, "--pred", help="Score these trees (one bracketed tree a line) instead of a model's."),
+    layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
+    all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
+    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: [x<k, [x_k, x>k]]; symmetric: distance k is a boundary before word k."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+):
+    """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
+    import json
+
+    from .formats import read_gold, read_predicted
+    from .metrics import evaluate as score
+    from .trees import baseline_trees
+
+    sentences = read_gold(gold)
+    report = {"gold": str(gold), "sentences": len(sentences), "split": split.value, "systems": {}}
+    systems = report["systems"]
+    if pred is not None:
+        systems["pred"] = score(sentences, read_predicted(pred, sentences))
+        report["pred"] = str(pred)
+    else:
+        from .parser import ModelCache, resolve_model, sentence_distances
+        from .trees import build_tree
+        sample = " ".join(w for s in sentences[:50] for w in s.words)
+        path = resolve_model(model, sample)
+        loaded = ModelCache().get(path)
+        layer = loaded.parse_layer if layer is None else layer
+        normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
+        per_layer = sentence_distances(loaded, normalized, layer, all_layers=True)
+        report.update(model=str(path), layer=layer, valid_ppl=loaded.meta.get("valid_ppl"))
+
+        def model_trees(k: int):
+            return [build_tree(d[k - 1], s.words, split.value) for d, s in zip(per_layer, sentences)]
+
+        systems[f"onlstm (layer {layer})"] = score(sentences, model_trees(layer))
+        if all_layers:
+            for k in range(1, loaded.config.n_layers + 1):
+                if k != layer:
+                    systems[f"onlstm (layer {k})"] = score(sentences, model_trees(k))
+    words = [s.words for s in sentences]
+    for name, label in BASELINE_ROWS:
+        systems[label] = score(sentences, baseline_trees(words, name, seed))
+    report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print_report(report)
+
+
+def print_report(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # a table in a file or pipe should not wrap at 80 columns
+    title = f"{report['gold']}: {report['sentences']} sentences"
+    if "model" in report:
+        title += f" — model {report['model']}"
+    table = Table(title=title)
+    labels = sorted({label for r in report["systems"].values() for label in r["label_recall"]},
+                    key=["NP", "VP", "PP", "ADJP", "SBAR"].index)
+    for column in ["system", "sentence F1", "corpus F1", "F1 ≤10 words"] + [f"{x} rec." for x in labels]:
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for name, r in report["systems"].items():
+        table.add_row(name, f"{r['sentence_f1']:.2f}", f"{r['corpus_f1']:.2f}",
+                      f"{r['sentence_f1_len_le_10']:.2f}" if r["sentences_len_le_10"] else "-",
+                      *[f"{r['label_recall'][x]['recall']:.1f}" if x in r["label_recall"] else "-" for x in labels])
+    ub = report["upper_bound"]
+    table.add_row("best binary trees (upper bound)", f"{ub['sentence_f1']:.2f}", f"{ub['corpus_f1']:.2f}", "",
+                  *["" for _ in labels], style="dim")
+    console.print(table)
+    first = next(iter(report["systems"].items()))
+    by_length = "  ".join(f"{k}: {v['sentence_f1']:.1f} ({v['sentences']})" for k, v in first[1]["f1_by_length"].items())
+    console.print(f"{first[0]} sentence F1 by length (sentences): {by_length}", markup=False)
+    console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
+                  f"sentence; F1 per sentence, averaged; {report['split']} split rule.", style="dim")
+
+
+class RichReporter:
+    """A live rich display of the training run: epoch, loss, perplexity, tokens/s, ETA."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        self.console = Console(stderr=True)
+        self.progress = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
+                                 TextColumn("loss {task.fields[loss]:.3f}  ppl {task.fields[ppl]:.1f}  "
+                                            "{task.fields[rate]:.0f} tok/s"),
+                                 TimeRemainingColumn(), console=self.console)
+        self.task = None
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+
+    def start_epoch(self, epoch, n_tokens):
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+        self.task = self.progress.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0)
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        import math
+        self.progress.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
+                             rate=tokens_per_s)
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
+        self.console.print(f"epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+                           f"{' [green](saved)[/green]' if saved else ''}")
+
+    def message(self, text):
+        self.console.print(text)
+
+
+def main() -> None:
+    app()

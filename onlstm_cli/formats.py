@@ -1,0 +1,482 @@
+"""Tree output formats, and reading gold trees (PTB brackets, CoNLL-U) and other parsers' trees.
+
+Gold trees follow the unsupervised-parsing protocol of PRPN / ON-LSTM / Compound PCFG:
+only tokens with a word POS tag are kept (punctuation, traces, currency symbols go), and
+the gold constituents are the spans over the kept words, with unary chains collapsed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+import nltk
+import rich.text
+import rich.tree
+
+from onlstm_cli.trees import Tree, fold_tree, tree_leaves
+
+# Penn Treebank tags of real words (the list in the PRPN / ON-LSTM data code). Everything
+# else is dropped before evaluation: punctuation, -NONE- traces, $, #, -LRB-, ...
+WORD_TAGS = frozenset({
+    "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP",
+    "NNPS", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB",
+    "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB",
+})
+TRACE_TAG = "-NONE-"
+CONLLU_DROPPED_UPOS = frozenset({"PUNCT"})
+
+
+class GoldFormatError(ValueError):
+    """A gold or predicted tree file that cannot be read; the message names file and line."""
+
+
+@dataclass
+class GoldSentence:
+    words: list[str]                   # kept words, the ones that are parsed and scored
+    all_words: list[str]               # every token, punctuation included, traces removed
+    tags: list[str]                    # POS (PTB) or UPOS (CoNLL-U) of the kept words
+    spans: set[tuple[int, int]]        # gold constituents over kept words, >= 2 words, not the root
+    labels: dict[tuple[int, int], set[str]]  # the labels on each gold span
+    source: str                        # "file:line" where the sentence starts
+    # Index in all_words of each kept word; read_predicted needs it to drop punctuation
+    # from trees given over all_words.
+    kept_positions: list[int] = field(default_factory=list)
+
+
+# --- output formats ---------------------------------------------------------------------------
+
+def _escape(word: str) -> str:
+    return word.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
+def _unescape(word: str) -> str:
+    return word.replace("-LRB-", "(").replace("-RRB-", ")")
+
+
+def to_bracket(tree: Tree) -> str:
+    """One PTB-style line: words are preterminals (X w), internal nodes are S.
+
+    ["a", ["b", "c"]] -> "(S (X a) (S (X b) (X c)))"; a single word -> "(S (X w))".
+    As in the Penn Treebank, "(" and ")" inside words are written -LRB- and -RRB-, so that
+    nltk and EVALB can read the line back; from_bracket undoes it.
+    """
+    if isinstance(tree, str):
+        return f"(S (X {_escape(tree)}))"
+    return fold_tree(tree, lambda word: f"(X {_escape(word)})",
+                     lambda children: "(S " + " ".join(children) + ")")
+
+
+def to_nltk(tree: Tree) -> nltk.Tree:
+    """The to_bracket shape as an nltk.Tree, with the original (unescaped) words as leaves."""
+    if isinstance(tree, str):
+        return nltk.Tree("S", [nltk.Tree("X", [tree])])
+    return fold_tree(tree, lambda word: nltk.Tree("X", [word]),
+                     lambda children: nltk.Tree("S", children))
+
+
+def to_ascii(tree: Tree) -> str:
+    """nltk's text drawing of the tree (Tree.pretty_print), as a string.
+
+    Wide (CJK) characters are counted as one column by nltk, so Chinese drawings come out
+    slightly skewed.
+    """
+    buffer = io.StringIO()
+    to_nltk(tree).pretty_print(stream=buffer)
+    return buffer.getvalue()
+
+
+def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -> str:
+    """One-line JSON object {"tree": nested lists, "words": [...], "distances": [...]}.
+
+    A distance is null for a token the model did not read (punctuation it has no word for).
+    """
+    def dump(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    # Built by hand because json.dumps recurses once per nesting level.
+    tree_json = fold_tree(tree, dump, lambda children: "[" + ", ".join(children) + "]")
+    parts = [f'"tree": {tree_json}', f'"words": {dump(tree_leaves(tree))}']
+    if distances is not None:
+        parts.append(f'"distances": {dump([None if d is None else round(float(d), 4) for d in distances])}')
+    return "{" + ", ".join(parts) + "}"
+
+
+def to_rich(tree: Tree) -> rich.tree.Tree:
+    """A rich renderable; words are Text, so "[...]" in a word is not read as markup."""
+    def leaf(word: str) -> rich.tree.Tree:
+        return rich.tree.Tree(rich.text.Text(word, style="bold"))
+
+    def node(children: list[rich.tree.Tree]) -> rich.tree.Tree:
+        parent = rich.tree.Tree(rich.text.Text("S", style="dim"))
+        parent.children.extend(children)
+        return parent
+
+    if isinstance(tree, str):
+        return node([leaf(tree)])
+    return fold_tree(tree, leaf, node)
+
+
+def _collapse(children: list) -> Tree | list:
+    """Drop children that lost all their words, then collapse unary nodes."""
+    kept = [child for child in children if child != []]
+    return kept[0] if len(kept) == 1 else kept
+
+
+_BRACKET_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def from_bracket(line: str) -> Tree:
+    """Nested lists of words from any bracketed tree (labels ignored, unary nodes collapsed).
+
+    The inverse of to_bracket, -LRB- / -RRB- included; reads n-ary trees of other parsers too.
+    As in PTB, the first token after "(" is the node's label, so "(NP dogs)" is the word
+    "dogs", and "((a b) c)" has an unlabeled root. Parsed with an explicit stack rather than
+    nltk, which refuses trees nested more than 500 deep.
+    Raises ValueError if the line is not exactly one bracketed tree with words.
+    """
+    open_nodes: list[list] = []
+    tree: Tree | list | None = None
+    label_expected = False
+    for token in _BRACKET_TOKEN.findall(line):
+        if token == "(":
+            if tree is not None and not open_nodes:
+                raise ValueError("more than one tree on the line")
+            open_nodes.append([])
+            label_expected = True
+        elif token == ")":
+            if not open_nodes:
+                raise ValueError("unbalanced parentheses: ')' without '('")
+            node = _collapse(open_nodes.pop())
+            if open_nodes:
+                open_nodes[-1].append(node)
+            else:
+                tree = node
+            label_expected = False
+        elif not open_nodes:
+            raise ValueError(f"{token!r} outside the brackets")
+        elif label_expected:
+            label_expected = False
+        else:
+            open_nodes[-1].append(_unescape(token))
+    if open_nodes:
+        raise ValueError("unbalanced parentheses: a '(' is never closed")
+    if tree is None or tree == []:
+        raise ValueError("the tree has no words")
+    return tree
+
+
+# --- reading gold trees -----------------------------------------------------------------------
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise GoldFormatError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise GoldFormatError(f"{path}:{line}: not UTF-8 text ({error.reason})") from None
+    return text.removeprefix("\ufeff")
+
+
+def _plain_label(label: str) -> str:
+    """NP-SBJ-1 -> NP, NP=2 -> NP; labels that start with "-" (-NONE-) stay as they are."""
+    if label.startswith("-"):
+        return label
+    return re.split(r"[-=]", label, maxsplit=1)[0]
+
+
+def _split_bracketed(path: Path, text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each top-level bracketed tree, found by counting parentheses.
+
+    Works for one tree per line and for multi-line .mrg files alike.
+    """
+    trees: list[tuple[int, str]] = []
+    depth = 0
+    start = start_line = 0
+    line = 1
+    for index, char in enumerate(text):
+        if char == "\n":
+            line += 1
+        elif char == "(":
+            if depth == 0:
+                start, start_line = index, line
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                raise GoldFormatError(f"{path}:{line}: unbalanced parentheses: ')' without '('")
+            depth -= 1
+            if depth == 0:
+                trees.append((start_line, text[start:index + 1]))
+        elif depth == 0 and not char.isspace():
+            raise GoldFormatError(f"{path}:{line}: text outside a bracketed tree")
+    if depth:
+        raise GoldFormatError(
+            f"{path}:{start_line}: unbalanced parentheses: this tree is never closed")
+    return trees
+
+
+def _gold_from_ptb(parsed: nltk.Tree, source: str) -> Optional[GoldSentence]:
+    """Apply the protocol to one PTB tree; None when no word is kept."""
+    all_words: list[str] = []
+    words: list[str] = []
+    tags: list[str] = []
+    kept_positions: list[int] = []
+    # Kept-word index range [low, high] under each phrasal node, keyed by tree position.
+    ranges: dict[tuple[int, ...], list[int]] = {}
+    for leaf_position in parsed.treepositions("leaves"):
+        tag = parsed[leaf_position[:-1]].label()
+        if tag == TRACE_TAG:
+            continue
+        all_words.append(parsed[leaf_position])
+        if tag not in WORD_TAGS:
+            continue
+        index = len(words)
+        words.append(parsed[leaf_position])
+        tags.append(tag)
+        kept_positions.append(len(all_words) - 1)
+        # Ancestors above the preterminal. Nodes that keep no word never get a range: this
+        # is where constituents of only punctuation or traces vanish.
+        for depth in range(len(leaf_position) - 1):
+            node_range = ranges.setdefault(leaf_position[:depth], [index, index])
+            node_range[1] = index
+    if not words:
+        return None
+
+    spans: set[tuple[int, int]] = set()
+    labels: dict[tuple[int, int], set[str]] = {}
+    for node_position, (low, high) in ranges.items():
+        span = (low, high + 1)
+        # A node with one kept child has its child's span: that is the unary collapse, and
+        # it is also why a unary chain puts all its labels on one span.
+        if span[1] - span[0] < 2 or span == (0, len(words)):
+            continue
+        spans.add(span)
+        label = _plain_label(parsed[node_position].label())
+        if label:
+            labels.setdefault(span, set()).add(label)
+    return GoldSentence(words, all_words, tags, spans, labels, source, kept_positions)
+
+
+def _read_bracket_file(path: Path, text: str) -> list[GoldSentence]:
+    pieces = _split_bracketed(path, text)
+    if not pieces:
+        raise GoldFormatError(f"{path}: no trees found")
+    sentences = []
+    for line, tree_text in pieces:
+        try:
+            parsed = nltk.Tree.fromstring(tree_text)
+        except ValueError as error:
+            reason = str(error).splitlines()[0]
+            raise GoldFormatError(f"{path}:{line}: cannot read this tree: {reason}") from None
+        sentence = _gold_from_ptb(parsed, f"{path.name}:{line}")
+        if sentence is not None:
+            sentences.append(sentence)
+    return sentences
+
+
+def _looks_like_conllu(path: Path, text: str) -> bool:
+    if path.suffix == ".conllu":
+        return True
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            return len(line.split("\t")) == 10
+    return False
+
+
+def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str,
+                      ) -> Optional[GoldSentence]:
+    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words."""
+    count = len(rows)
+    heads: list[int] = []  # 0-based head token, -1 for the root
+    for expected_id, (line, fields) in enumerate(rows, start=1):
+        if fields[0] != str(expected_id):
+            raise GoldFormatError(
+                f"{path}:{line}: token id {fields[0]!r}, expected {expected_id}")
+        try:
+            head = int(fields[6])
+        except ValueError:
+            raise GoldFormatError(f"{path}:{line}: bad head index {fields[6]!r}") from None
+        if not 0 <= head <= count or head == expected_id:
+            raise GoldFormatError(f"{path}:{line}: bad head index {head} in a "
+                                  f"{count}-word sentence")
+        heads.append(head - 1)
+
+    all_words = [fields[1] for _, fields in rows]
+    upos = [fields[3] for _, fields in rows]
+    kept_positions = [i for i in range(count) if upos[i] not in CONLLU_DROPPED_UPOS]
+    if not kept_positions:
+        return None
+    kept_index = {token: index for index, token in enumerate(kept_positions)}
+
+    # members[h]: kept-word indices in the subtree of token h (h itself and its descendants).
+    members: list[list[int]] = [[] for _ in range(count)]
+    for token in kept_positions:
+        ancestor, steps = token, 0
+        while ancestor != -1:
+            members[ancestor].append(kept_index[token])
+            ancestor = heads[ancestor]
+            steps += 1
+            if steps > count:
+                line = rows[token][0]
+                raise GoldFormatError(f"{path}:{line}: head indices form a cycle")
+
+    n_kept = len(kept_positions)
+    spans: set[tuple[int, int]] = set()
+    labels: dict[tuple[int, int], set[str]] = {}
+    for head in range(count):
+        positions = members[head]
+        if len(positions) < 2:
+            continue
+        low, high = min(positions), max(positions)
+        # A non-projective subtree has gaps over the kept words: it is no constituent.
+        if high - low + 1 != len(positions) or (low, high + 1) == (0, n_kept):
+            continue
+        span = (low, high + 1)
+        spans.add(span)
+        labels.setdefault(span, set()).add(upos[head])
+
+    return GoldSentence(
+        words=[all_words[i] for i in kept_positions],
+        all_words=all_words,
+        tags=[upos[i] for i in kept_positions],
+        spans=spans,
+        labels=labels,
+        source=source,
+        kept_positions=kept_positions,
+    )
+
+
+def _read_conllu(path: Path, text: str) -> list[GoldSentence]:
+    sentences: list[GoldSentence] = []
+    rows: list[tuple[int, list[str]]] = []
+    block_start: Optional[int] = None
+
+    def finish_block() -> None:
+        if rows:
+            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}")
+            if sentence is not None:
+                sentences.append(sentence)
+
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            finish_block()
+            rows, block_start = [], None
+            continue
+        if block_start is None:
+            block_start = line_number
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 10:
+            raise GoldFormatError(f"{path}:{line_number}: expected 10 tab-separated fields, "
+                                  f"found {len(fields)}")
+        # Multiword tokens (1-2) and empty nodes (1.1) are not words of the basic tree.
+        if "-" in fields[0] or "." in fields[0]:
+            continue
+        rows.append((line_number, fields))
+    finish_block()
+    return sentences
+
+
+def read_gold(path: str | Path) -> list[GoldSentence]:
+    """Gold sentences from a directory of *.mrg files, a CoNLL-U file, or a bracketed-tree file.
+
+    Raises GoldFormatError, naming file and line, for anything malformed.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GoldFormatError(f"{path}: no such file or directory")
+    if path.is_dir():
+        files = sorted(path.glob("*.mrg"))
+        if not files:
+            raise GoldFormatError(f"{path}: no *.mrg files in this directory")
+        sentences = [sentence for file in files
+                     for sentence in _read_bracket_file(file, _read_text(file))]
+    else:
+        text = _read_text(path)
+        if not text.strip():
+            raise GoldFormatError(f"{path}: empty file")
+        if _looks_like_conllu(path, text):
+            sentences = _read_conllu(path, text)
+        else:
+            sentences = _read_bracket_file(path, text)
+    if not sentences:
+        raise GoldFormatError(f"{path}: no sentences with words in it")
+    return sentences
+
+
+# --- reading another parser's trees -----------------------------------------------------------
+
+def _kept_positions(gold: GoldSentence) -> list[int]:
+    """Where gold.words sit in gold.all_words (greedy match if the reader did not record it)."""
+    if gold.kept_positions:
+        return gold.kept_positions
+    positions, start = [], 0
+    for word in gold.words:
+        start = gold.all_words.index(word, start)
+        positions.append(start)
+        start += 1
+    return positions
+
+
+def _keep_only(tree: Tree, keep: set[int], words: list[str]) -> Tree:
+    """The tree restricted to the word positions in keep, unary nodes collapsed.
+
+    Leaves are replaced by words[position], i.e. by the gold spelling.
+    """
+    position = -1
+
+    def on_leaf(_word: str) -> Tree | list:
+        nonlocal position
+        position += 1
+        return words[position] if position in keep else []
+
+    return fold_tree(tree, on_leaf, _collapse)
+
+
+def _first_difference(got: list[str], expected: list[str]) -> str:
+    for index, (a, b) in enumerate(zip(got, expected)):
+        if _escape(a) != _escape(b):
+            return f"word {index + 1} is {a!r}, gold has {b!r}"
+    return f"{len(got)} words, gold has {len(expected)}"
+
+
+def read_predicted(path: str | Path, gold: list[GoldSentence]) -> list[Tree]:
+    """Another parser's trees, one bracketed tree per line, matched line by line to gold.
+
+    A tree's words must be the gold words, or all gold tokens (punctuation included), in
+    which case the removed tokens are dropped from the tree. -LRB- and ( count as the same.
+    Returns trees over the kept words (possibly n-ary).
+    """
+    path = Path(path)
+    lines = _read_text(path).splitlines()
+    trees: list[Tree] = []
+    for number, (line, sentence) in enumerate(zip(lines, gold), start=1):
+        where = f"{path}:{number}"
+        if not line.strip():
+            raise GoldFormatError(f"{where}: blank line; expected one bracketed tree per line")
+        try:
+            tree = from_bracket(line)
+        except ValueError as error:
+            reason = str(error).splitlines()[0]
+            raise GoldFormatError(f"{where}: cannot read this tree: {reason}") from None
+        leaves = [_escape(word) for word in tree_leaves(tree)]
+        if leaves == [_escape(word) for word in sentence.words]:
+            trees.append(_keep_only(tree, set(range(len(leaves))), sentence.words))
+        elif leaves == [_escape(word) for word in sentence.all_words]:
+            trees.append(_keep_only(tree, set(_kept_positions(sentence)), sentence.all_words))
+        else:
+            expected = sentence.all_words if len(leaves) == len(sentence.all_words) \
+                else sentence.words
+            raise GoldFormatError(f"{where}: words differ from the gold sentence "
+                                  f"{sentence.source} ({_first_difference(leaves, expected)})")
+    if len(lines) != len(gold):
+        raise GoldFormatError(f"{path}: {len(lines)} trees for {len(gold)} gold sentences")
+    return trees

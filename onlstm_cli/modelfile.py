@@ -1,0 +1,137 @@
+"""The model file: one `torch.save` archive of plain data, read back with `weights_only=True`.
+
+Nothing in it is a pickled object of ours, so loading a file never runs code from it. Layout (version 1):
+
+    {"format": "onlstm-model", "version": 1, "config": {...ModelConfig}, "state_dict": {name: tensor},
+     "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
+     "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...}}
+
+Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,
+position in the data and best validation perplexity added.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .model import ModelConfig, ONLSTMLanguageModel
+from .vocab import Tokenizer, Vocabulary
+
+MODEL_FORMAT = "onlstm-model"
+CHECKPOINT_FORMAT = "onlstm-checkpoint"
+FORMAT_VERSION = 1
+
+
+class ModelFileError(Exception):
+    """A model or checkpoint file that cannot be used; the message is one line for the user."""
+
+
+@dataclass
+class LoadedModel:
+    model: ONLSTMLanguageModel
+    vocab: Vocabulary
+    tokenizer: Tokenizer
+    lang: str
+    parse_layer: int  # 1-based
+    meta: dict = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.model.config
+
+
+def atomic_save(obj, path: str | Path) -> None:
+    """Write to a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; a model file is for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
+                  parse_layer: int, meta: dict) -> dict:
+    return {
+        "format": MODEL_FORMAT,
+        "version": FORMAT_VERSION,
+        "config": model.config.to_dict(),
+        "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "vocab": list(vocab.itos),
+        "tokenizer": tokenizer.to_dict(),
+        "lang": lang,
+        "parse_layer": int(parse_layer),
+        "meta": dict(meta),
+    }
+
+
+def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer,
+               lang: str, parse_layer: int, meta: dict) -> None:
+    atomic_save(model_archive(model, vocab, tokenizer, lang, parse_layer, meta), path)
+
+
+def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
+    """Load and check an archive; every problem becomes a one-line ModelFileError."""
+    path = Path(path)
+    if not path.exists():
+        raise ModelFileError(f"model file not found: {path}")
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a directory, not a model file")
+    try:
+        archive = torch.load(path, map_location="cpu", weights_only=True)
+    except (zipfile.BadZipFile, RuntimeError, EOFError, OSError, ValueError, KeyError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{path} is not a readable onlstm model file (truncated or another format): "
+                             f"{reason[:160]}") from None
+    except Exception as e:  # weights_only refuses anything but plain data: a foreign pickle lands here
+        raise ModelFileError(f"{path} is not an onlstm model file ({type(e).__name__})") from None
+    if not isinstance(archive, dict) or archive.get("format") not in (MODEL_FORMAT, CHECKPOINT_FORMAT):
+        raise ModelFileError(f"{path} is not an onlstm model file")
+    if archive["format"] != expected_format and expected_format == CHECKPOINT_FORMAT:
+        raise ModelFileError(f"{path} is a model file, not a training checkpoint (those end in .ckpt)")
+    version = archive.get("version")
+    if version != FORMAT_VERSION:
+        raise ModelFileError(f"{path} has model format version {version}; this onlstm reads version "
+                             f"{FORMAT_VERSION} (retrain or use a matching onlstm release)")
+    return archive
+
+
+def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
+    try:
+        config = ModelConfig(**archive["config"])
+        model = ONLSTMLanguageModel(config)
+        model.load_state_dict(archive["state_dict"])
+        vocab = Vocabulary(archive["vocab"][2:])
+        tokenizer = Tokenizer(**archive["tokenizer"])
+        layer = int(archive["parse_layer"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
+    if len(vocab) != config.vocab_size:
+        raise ModelFileError(f"{path} is damaged: vocabulary size does not match the weights")
+    if not 1 <= layer <= config.n_layers:
+        raise ModelFileError(f"{path} is damaged: parse layer {layer} out of range")
+    model.eval()
+    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer,
+                       dict(archive.get("meta", {})), str(path))
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """Read a model file (or the model inside a training checkpoint)."""
+    return model_from_archive(read_archive(path), str(path))

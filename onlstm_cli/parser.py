@@ -1,0 +1,201 @@
+"""Sentences → distances → trees with a trained model: what `onlstm parse` and `onlstm evaluate` run.
+
+Each sentence is read from a zero state as `<eos> w1 … wn`, the way the paper's evaluation reads it, and
+the chosen layer's d_f for w1 … wn are the distances. Sentences are batched (padding at the end does not
+change a left-to-right model's earlier steps). Tokens the model has no vocabulary for and that are only
+punctuation are not fed to it; they are put back into the tree next to their neighbours, so the tree
+always has every token the user gave.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .trees import Tree, build_tree, right_branching
+from .vocab import has_cjk, is_punctuation
+
+BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh.onlstm"}
+
+
+class ParseError(Exception):
+    """A problem with parse input or options; the message is one line for the user."""
+
+
+def models_dir() -> Path:
+    """The bundled models: `models/` of a source checkout, or `onlstm_cli/models/` inside an installed wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "models", here.parent / "models"):
+        if candidate.is_dir() and any(candidate.glob("*.onlstm")):
+            return candidate
+    return here.parent / "models"
+
+
+def resolve_model(name_or_path: str | None, text: str = "") -> Path:
+    """A model path from --model: a file path, a bundled name (en, zh), or by the text's script when None."""
+    if name_or_path is None:
+        name_or_path = "zh" if has_cjk(text) else "en"
+    path = Path(name_or_path)
+    if path.suffix == ".onlstm" or path.exists() or "/" in name_or_path:
+        return path
+    if name_or_path in BUNDLED_MODELS:
+        return models_dir() / BUNDLED_MODELS[name_or_path]
+    names = {Path(v).stem: v for v in BUNDLED_MODELS.values()}
+    if name_or_path in names:
+        return models_dir() / names[name_or_path]
+    raise ParseError(f"no model named {name_or_path!r}: give a path to a .onlstm file or one of "
+                     f"{', '.join(sorted(BUNDLED_MODELS))}")
+
+
+class ModelCache:
+    """Loads each model file once per process."""
+
+    def __init__(self):
+        self._loaded = {}
+
+    def get(self, path: Path):
+        from .modelfile import load_model
+        key = str(path)
+        if key not in self._loaded:
+            self._loaded[key] = load_model(path)
+        return self._loaded[key]
+
+
+def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
+                       batch_size: int = 128, all_layers: bool = False) -> list:
+    """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
+    model's parse layer), or from every layer as a list per sentence when all_layers is set."""
+    import torch
+    model, vocab = loaded.model, loaded.vocab
+    n_layers = model.config.n_layers
+    layer = loaded.parse_layer if layer is None else layer
+    if not 1 <= layer <= n_layers:
+        raise ParseError(f"--layer must be between 1 and {n_layers} for this model")
+    device = next(model.parameters()).device
+    results: list = [None] * len(sentences)
+    order = sorted((i for i, s in enumerate(sentences) if len(s) > 0), key=lambda i: len(sentences[i]))
+    for i in range(len(sentences)):
+        if len(sentences[i]) == 0:
+            results[i] = [[] for _ in range(n_layers)] if all_layers else []
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            longest = len(sentences[batch[-1]])
+            ids = torch.full((longest + 1, len(batch)), vocab.eos_id, dtype=torch.long)
+            for b, i in enumerate(batch):
+                ids[1:len(sentences[i]) + 1, b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
+            out = model(ids.to(device), with_logits=False)
+            dist = torch.stack(out.distances).cpu()  # (layers, T+1, B)
+            for b, i in enumerate(batch):
+                n = len(sentences[i])
+                if all_layers:
+                    results[i] = [dist[k, 1:n + 1, b].tolist() for k in range(n_layers)]
+                else:
+                    results[i] = dist[layer - 1, 1:n + 1, b].tolist()
+    return results
+
+
+def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]) -> Tree:
+    """Put the tokens that were not fed to the model back into a tree over the fed ones.
+
+    `tree` has the fed tokens' positions (ints) as leaves. Skipped tokens before the first fed one and
+    after the last one attach at the root; a skipped token inside the sentence attaches to the word
+    before it. Returns the tree over the user's tokens.
+    """
+    n = len(tokens)
+    fed_positions = [i for i in range(n) if fed[i]]
+    if not fed_positions:
+        return right_branching(list(tokens))
+    first, last = fed_positions[0], fed_positions[-1]
+    trailing = {}  # fed position → skipped positions right after it
+    previous = None
+    for i in range(first, last + 1):
+        if fed[i]:
+            previous = i
+        else:
+            trailing.setdefault(previous, []).append(i)
+
+    def leaf(i: int) -> Tree:
+        node: Tree = tokens[i]
+        for j in trailing.get(i, ()):
+            node = [node, tokens[j]]
+        return node
+
+    result = _map_leaves(tree, leaf)
+    for j in range(last + 1, n):
+        result = [result, tokens[j]]
+    for j in range(first - 1, -1, -1):
+        result = [tokens[j], result]
+    return result
+
+
+def _map_leaves(tree: Tree, leaf) -> Tree:
+    """Replace every leaf of a nested-list tree (explicit stack: trees can be deeper than Python's limit)."""
+    if not isinstance(tree, list):
+        return leaf(tree)
+    root: list = []
+    stack = [(tree, root)]
+    while stack:
+        node, copy = stack.pop()
+        for child in node:
+            if isinstance(child, list):
+                sub: list = []
+                copy.append(sub)
+                stack.append((child, sub))
+            else:
+                copy.append(leaf(child))
+    return root
+
+
+@dataclass
+class ParsedSentence:
+    tokens: list[str]             # the user's tokens, as shown in the tree
+    tree: Tree | None             # None for an empty line
+    distances: list[float | None]  # per token; None where the token was not fed to the model
+    model: str = ""
+
+
+def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], list[str], list[bool]]:
+    """User tokens, the normalized tokens fed to the model, and which user tokens were fed."""
+    tokens = loaded.tokenizer.split(line, pretokenized)
+    normalized = [loaded.tokenizer.normalize(t) for t in tokens]
+    fed = [w in loaded.vocab or not is_punctuation(w) for w in normalized]
+    return tokens, [w for w, f in zip(normalized, fed) if f], fed
+
+
+def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCache | None = None,
+                pretokenized: bool = False, layer: int | None = None, split: str = "paper",
+                batch_size: int = 128) -> list[ParsedSentence]:
+    """Parse a block of lines; the model is chosen per line when `model` is None (zh for CJK text)."""
+    cache = cache or ModelCache()
+    by_model: dict[Path, list[int]] = {}
+    for k, line in enumerate(lines):
+        if line.strip():
+            by_model.setdefault(resolve_model(model, line), []).append(k)
+    results: list[ParsedSentence] = [ParsedSentence([], None, []) for _ in lines]
+    for path, indices in by_model.items():
+        loaded = cache.get(path)
+        prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]
+        distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size)
+        for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
+            positions = [i for i, f in enumerate(fed) if f]
+            inner = build_tree(dist, positions, split) if positions else None
+            per_token: list[float | None] = [None] * len(tokens)
+            for i, d in zip(positions, dist):
+                per_token[i] = d
+            results[k] = ParsedSentence(tokens, attach_skipped(inner, fed, tokens), per_token, str(path))
+    return results
+
+
+def parse_stream(lines: Iterable[str], block: int = 512, **options) -> Iterable[ParsedSentence]:
+    """Parse an endless stream of lines in blocks, yielding results in input order (constant memory)."""
+    cache = options.pop("cache", None) or ModelCache()
+    pending: list[str] = []
+    for line in lines:
+        pending.append(line)
+        if len(pending) >= block:
+            yield from parse_lines(pending, cache=cache, **options)
+            pending = []
+    if pending:
+        yield from parse_lines(pending, cache=cache, **options)

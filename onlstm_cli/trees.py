@@ -1,0 +1,196 @@
+"""Syntactic distances -> unlabeled binary trees, baseline trees, and constituent spans.
+
+A tree is a nested list of str: a leaf is the word itself, an internal node is a list of
+children (two for the trees built here; trees read from other parsers may be n-ary).
+A one-word sentence's tree is the bare string. This is exactly the JSON form, e.g.
+``["爱", ["真的", ["需要", "勇气"]]]``.
+
+Everything walks trees with explicit stacks: a right-branching tree over 2,000 words is
+2,000 levels deep, far past Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Sequence, TypeVar, Union
+
+Tree = Union[str, list]  # list elements are Trees; mypy cannot spell the recursion nicely
+T = TypeVar("T")
+
+SPLIT_RULES = ("paper", "symmetric")
+
+# A split chooser gets a word range [start, end) with end - start >= 2 and returns the
+# first word of the right part, start < m < end.
+SplitChooser = Callable[[int, int], int]
+
+
+def _first_argmax(values: Sequence[float], start: int, end: int) -> int:
+    """Index of the largest value in values[start:end]; the first one on ties (numpy.argmax)."""
+    best = start
+    for i in range(start + 1, end):
+        if values[i] > values[best]:
+            best = i
+    return best
+
+
+def _build_top_down(words: Sequence[str], choose_split: SplitChooser) -> Tree:
+    """Split [0, n) recursively with choose_split, using an explicit stack."""
+    n = len(words)
+    if n == 0:
+        raise ValueError("cannot build a tree over zero words")
+    # Each frame is (start, end, slot): the finished subtree for [start, end) is written into
+    # slot = (parent list, index). The root goes into a one-element holder.
+    holder: list = [None]
+    stack: list[tuple[int, int, list, int]] = [(0, n, holder, 0)]
+    while stack:
+        start, end, parent, index = stack.pop()
+        if end - start == 1:
+            parent[index] = words[start]
+            continue
+        middle = choose_split(start, end)
+        if not start < middle < end:
+            raise AssertionError(f"split {middle} outside ({start}, {end})")
+        node: list = [None, None]
+        parent[index] = node
+        stack.append((middle, end, node, 1))
+        stack.append((start, middle, node, 0))
+    return holder[0]
+
+
+def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "paper") -> Tree:
+    """Binary tree from per-word syntactic distances, splitting top-down at the largest one.
+
+    split="paper" is the ON-LSTM / PRPN rule: with k the word of largest distance (first on
+    ties), the node is [x_<k, [x_k, x_>k]] (empty parts dropped). It is right-biased and cannot
+    produce every binary tree (Dyer et al. 2019).
+
+    split="symmetric" reads distances[k] as the boundary *before* word k (which is what the
+    ON-LSTM master forget gate measures) and splits a range [s, e) into [x_s..x_k-1, x_k..x_e-1]
+    at the largest boundary strictly inside the range, k in s+1..e-1. So distances[0] is
+    never used and every binary tree is reachable. (Taking the argmax over the whole range
+    instead, with [x_k, x_>k] when k == s, gives exactly the paper's trees, so that would not
+    be a different rule.)
+    """
+    if len(distances) != len(words):
+        raise ValueError(f"{len(distances)} distances for {len(words)} words; need one per word")
+    if len(words) == 0:
+        raise ValueError("cannot build a tree over zero words")
+    if split == "paper":
+        def choose(start: int, end: int) -> int:
+            k = _first_argmax(distances, start, end)
+            # [x_<k, [x_k, x_>k]]: splitting at k here and then at k+1 inside [k, end)
+            # (where x_k is again the first argmax) gives exactly that shape.
+            return k if k > start else start + 1
+    elif split == "symmetric":
+        def choose(start: int, end: int) -> int:
+            return _first_argmax(distances, start + 1, end)
+    else:
+        raise ValueError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
+    return _build_top_down(words, choose)
+
+
+# --- baselines -------------------------------------------------------------------------------
+
+def right_branching(words: Sequence[str]) -> Tree:
+    """[w0, [w1, [w2, ...]]]"""
+    return _build_top_down(words, lambda start, end: start + 1)
+
+
+def left_branching(words: Sequence[str]) -> Tree:
+    """[[[w0, w1], w2], ...]"""
+    return _build_top_down(words, lambda start, end: end - 1)
+
+
+def balanced(words: Sequence[str]) -> Tree:
+    """Split every range in the middle; with an odd length the left part gets the extra word.
+
+    The rounding matters for the published baseline: left-heavy gives the 21.34 sentence-F1
+    on ptb-dev that the ON-LSTM/PRPN protocol reports, right-heavy would give 24.39.
+    """
+    return _build_top_down(words, lambda start, end: start + (end - start + 1) // 2)
+
+
+def random_tree(words: Sequence[str], rng: random.Random) -> Tree:
+    """Top-down, each split point drawn uniformly among the gaps of the range."""
+    return _build_top_down(words, lambda start, end: rng.randint(start + 1, end - 1))
+
+
+BASELINES: dict[str, Callable[[Sequence[str], random.Random], Tree]] = {
+    "right": lambda words, rng: right_branching(words),
+    "left": lambda words, rng: left_branching(words),
+    "balanced": lambda words, rng: balanced(words),
+    "random": random_tree,
+}
+
+
+def baseline_trees(sentences: Sequence[Sequence[str]], name: str, seed: int = 0) -> list[Tree]:
+    """One baseline tree per sentence; "random" draws from a single Random(seed) in order."""
+    if name not in BASELINES:
+        raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
+    make = BASELINES[name]
+    rng = random.Random(seed)
+    return [make(words, rng) for words in sentences]
+
+
+# --- walking trees -----------------------------------------------------------------------------
+
+def fold_tree(tree: Tree, on_leaf: Callable[[str], T], on_node: Callable[[list[T]], T]) -> T:
+    """Bottom-up fold: on_leaf for each word, on_node with the folded children of each node.
+
+    Children are visited left to right, so on_leaf sees the words in sentence order.
+    Works for any list subclass too (nltk.Tree).
+    """
+    results: list[T] = []
+    stack: list[tuple[Tree, bool]] = [(tree, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if isinstance(node, str):
+            results.append(on_leaf(node))
+        elif children_done:
+            first = len(results) - len(node)
+            children = results[first:]
+            del results[first:]
+            results.append(on_node(children))
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+    return results[0]
+
+
+def tree_leaves(tree: Tree) -> list[str]:
+    """The words of a tree, left to right."""
+    leaves: list[str] = []
+    stack: list[Tree] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            leaves.append(node)
+        else:
+            stack.extend(reversed(node))
+    return leaves
+
+
+def tree_spans(tree: Tree) -> set[tuple[int, int]]:
+    """(start, end) word spans, end exclusive, of every constituent of >= 2 words but the root.
+
+    Same set as get_brackets() of the ON-LSTM / PRPN evaluation code, for binary and n-ary
+    trees alike.
+    """
+    spans: set[tuple[int, int]] = set()
+    position = 0
+
+    def on_leaf(word: str) -> tuple[int, int]:
+        nonlocal position
+        position += 1
+        return (position - 1, position)
+
+    def on_node(children: list[tuple[int, int]]) -> tuple[int, int]:
+        for start, end in children:
+            if end - start >= 2:
+                spans.add((start, end))
+        if not children:
+            return (position, position)
+        return (children[0][0], children[-1][1])
+
+    fold_tree(tree, on_leaf, on_node)
+    return spans

@@ -1,0 +1,137 @@
+"""Tokenization, normalization and the vocabulary.
+
+The same `Tokenizer` settings are stored in every model file, so that `parse` cuts and normalizes text
+exactly the way the training text was: PTB-style tokens for English, jieba words for Chinese.
+Normalization (lower-case, numbers to `N`, NFKC) maps a token to the form the model knows; the tree
+always shows the user's own token.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+UNK, EOS = "<unk>", "<eos>"
+TOKENIZERS = ("whitespace", "ptb", "jieba")
+
+_NUMBER = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
+_SPECIAL = re.compile(r"<\w+>")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def is_punctuation(token: str) -> bool:
+    """True for tokens made only of punctuation and symbols (`,` `--` `''` `。` `$`)."""
+    return bool(token) and all(unicodedata.category(ch)[0] in "PS" for ch in token)
+
+
+@dataclass
+class Tokenizer:
+    """How raw text becomes model tokens. Stored in the model file."""
+    kind: str = "ptb"          # "ptb" (English, nltk's Treebank rules), "jieba" (Chinese), "whitespace"
+    lowercase: bool = True
+    numbers_to_n: bool = True  # "29", "3.5", "1,000" → "N", as in the Mikolov PTB text
+    nfkc: bool = True          # full-width digits and letters → ASCII
+
+    def __post_init__(self):
+        if self.kind not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {self.kind!r}; expected one of {', '.join(TOKENIZERS)}")
+
+    def split(self, line: str, pretokenized: bool = False) -> list[str]:
+        """Cut a line into the user's tokens (not normalized)."""
+        if pretokenized or self.kind == "whitespace":
+            return line.split()
+        if self.kind == "jieba":
+            return [w for w in _jieba().lcut(line.strip()) if w.strip()]
+        return _ptb_split(line)
+
+    def normalize(self, token: str) -> str:
+        """The form of a token that is looked up in the vocabulary."""
+        if _SPECIAL.fullmatch(token):
+            return token
+        if self.nfkc:
+            token = unicodedata.normalize("NFKC", token)
+        if self.lowercase:
+            token = token.lower()
+        if self.numbers_to_n and _NUMBER.match(token):
+            return "N"
+        return token
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def default_tokenizer(lang: str) -> Tokenizer:
+    """English → PTB rules; Chinese → jieba; anything else → whitespace."""
+    return {"en": Tokenizer("ptb"), "zh": Tokenizer("jieba")}.get(lang, Tokenizer("whitespace"))
+
+
+_treebank = None
+_jieba_module = None
+
+
+def _ptb_split(line: str) -> list[str]:
+    global _treebank
+    if _treebank is None:
+        from nltk.tokenize import TreebankWordTokenizer
+        _treebank = TreebankWordTokenizer()
+    # Keep special tokens such as <unk> whole: the Treebank rules would cut them into < unk >.
+    specials = _SPECIAL.findall(line)
+    if specials:
+        line = _SPECIAL.sub(" onlstmspecialtoken ", line)
+    tokens = _treebank.tokenize(line)
+    if specials:
+        queue = iter(specials)
+        tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]
+    return tokens
+
+
+def _jieba():
+    global _jieba_module
+    if _jieba_module is None:
+        import jieba
+        jieba.setLogLevel(logging.WARNING)  # its dictionary-loading chatter is not for our users
+        _jieba_module = jieba
+    return _jieba_module
+
+
+class Vocabulary:
+    """Word types ↔ ids. Id 0 is <unk>, id 1 is <eos>."""
+
+    def __init__(self, words: Iterable[str]):
+        self.itos: list[str] = [UNK, EOS] + [w for w in words if w not in (UNK, EOS)]
+        self.stoi: dict[str, int] = {w: i for i, w in enumerate(self.itos)}
+        if len(self.stoi) != len(self.itos):
+            raise ValueError("vocabulary has duplicate words")
+
+    @classmethod
+    def build(cls, counts: Counter, max_size: int | None = None, min_freq: int = 1) -> "Vocabulary":
+        """Most frequent words first (ties alphabetically, so the result does not depend on input order)."""
+        ranked = sorted((w for w, c in counts.items() if c >= min_freq and w not in (UNK, EOS)),
+                        key=lambda w: (-counts[w], w))
+        if max_size is not None:
+            ranked = ranked[:max(0, max_size - 2)]
+        return cls(ranked)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.stoi
+
+    @property
+    def unk_id(self) -> int:
+        return 0
+
+    @property
+    def eos_id(self) -> int:
+        return 1
+
+    def encode(self, tokens: Iterable[str]) -> list[int]:
+        return [self.stoi.get(t, 0) for t in tokens]

@@ -1,0 +1,238 @@
+import io
+import json
+import shutil
+from pathlib import Path
+
+import nltk
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from onlstm_cli.formats import (
+    GoldFormatError,
+    from_bracket,
+    read_gold,
+    read_predicted,
+    to_ascii,
+    to_bracket,
+    to_json,
+    to_nltk,
+    to_rich,
+)
+from onlstm_cli.trees import build_tree, right_branching, tree_leaves
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHINESE = ["爱", ["真的", ["需要", "勇气"]]]
+
+
+# --- output formats ---------------------------------------------------------------------------
+
+def test_to_bracket_examples():
+    assert to_bracket(CHINESE) == "(S (X 爱) (S (X 真的) (S (X 需要) (X 勇气))))"
+    assert to_bracket("w") == "(S (X w))"
+    assert to_bracket(["f(x)", ")"]) == "(S (X f-LRB-x-RRB-) (X -RRB-))"
+
+
+@pytest.mark.parametrize("tree", [CHINESE, "w", ["(", [")", "a"]], [["a", "b"], ["c", "d"]]])
+def test_bracket_and_nltk_round_trip(tree):
+    words = tree_leaves(tree)
+    escaped = [w.replace("(", "-LRB-").replace(")", "-RRB-") for w in words]
+    parsed = nltk.Tree.fromstring(to_bracket(tree))
+    assert parsed.leaves() == escaped
+    assert from_bracket(to_bracket(tree)) == tree
+    assert to_nltk(tree).leaves() == words
+    # to_nltk is the bracket line's tree, with the original words
+    for position, word in zip(parsed.treepositions("leaves"), words):
+        parsed[position] = word
+    assert to_nltk(tree) == parsed
+
+
+def test_to_json():
+    record = json.loads(to_json(CHINESE, [0.5, 2, 1, 0]))
+    assert record == {"tree": CHINESE, "words": ["爱", "真的", "需要", "勇气"],
+                      "distances": [0.5, 2.0, 1.0, 0.0]}
+    assert "爱" in to_json(CHINESE)  # not \u escaped
+    assert "distances" not in json.loads(to_json("w"))
+    assert nltk.Tree.fromstring(to_bracket(record["tree"])).leaves() == record["words"]
+    assert "\n" not in to_json(CHINESE)
+
+
+def test_to_ascii_and_rich_show_every_word():
+    drawing = to_ascii(CHINESE)
+    assert drawing.count("\n") > 4
+    for word in tree_leaves(CHINESE):
+        assert word in drawing
+    console = Console(file=io.StringIO(), width=80)
+    console.print(to_rich(["爱", ["[b]", "勇气"]]))
+    text = console.file.getvalue()
+    assert "[b]" in text and "爱" in text and "勇气" in text
+
+
+def test_deep_trees_are_fine():
+    words = [f"w{i}" for i in range(2000)]
+    tree = right_branching(words)
+    line = to_bracket(tree)
+    assert to_bracket(from_bracket(line)) == line
+    # (json.loads itself cannot read 2,000 nested arrays; to_json must still write them)
+    assert to_json(tree).endswith(', "words": ' + json.dumps(words) + "}")
+    assert to_nltk(tree).label() == "S"
+
+
+words_strategy = st.lists(
+    st.text(st.characters(blacklist_categories=("Z", "C")), min_size=1, max_size=5)
+    .filter(lambda w: "-LRB-" not in w and "-RRB-" not in w),
+    min_size=1, max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words=words_strategy, data=st.data())
+def test_bracket_round_trip_property(words, data):
+    distances = data.draw(st.lists(st.integers(0, 5), min_size=len(words), max_size=len(words)))
+    tree = build_tree(distances, words)
+    assert from_bracket(to_bracket(tree)) == tree
+    leaves = nltk.Tree.fromstring(to_bracket(tree)).leaves()
+    assert leaves == [w.replace("(", "-LRB-").replace(")", "-RRB-") for w in words]
+
+
+def test_from_bracket_reads_other_parsers_trees():
+    assert from_bracket("(ROOT (S (NP (DT a) (NN b)) (VP (VBZ c))))") == [["a", "b"], "c"]
+    assert from_bracket("((a b) c)") == ["b", "c"]  # first token after "(" is a label
+    assert from_bracket("(S (X a) (X b) (X c))") == ["a", "b", "c"]
+    assert from_bracket("(X w)") == "w"
+    for bad in ["w", "(S (X a)", "(S (X a)))", "(S (X a)) (S (X b))", "()"]:
+        with pytest.raises(ValueError):
+            from_bracket(bad)
+
+
+# --- gold reading -----------------------------------------------------------------------------
+
+def test_read_gold_bracket_file_one_tree_per_line():
+    cat, paid, wow = read_gold(FIXTURES / "gold_small.trees")  # line 3 keeps no word
+    assert cat.words == ["The", "cat", "sat", "on", "the", "mat"]
+    assert cat.all_words == cat.words + ["."]
+    assert cat.tags == ["DT", "NN", "VBD", "IN", "DT", "NN"]
+    assert cat.spans == {(0, 2), (2, 6), (3, 6), (4, 6)}
+    assert cat.labels == {(0, 2): {"NP"}, (2, 6): {"VP"}, (3, 6): {"PP"}, (4, 6): {"NP"}}
+    assert cat.source == "gold_small.trees:1"
+
+    # traces and $ , . dropped; NP over QP collapses to one span with both labels;
+    # the trace-only PP vanishes
+    assert paid.words == ["He", "paid", "5", "million", "only"]
+    assert paid.all_words == ["He", "paid", "$", "5", "million", ",", "only", "."]
+    assert paid.spans == {(1, 5), (2, 4)}
+    assert paid.labels == {(1, 5): {"VP"}, (2, 4): {"NP", "QP"}}
+
+    assert wow.words == ["Wow"] and wow.spans == set() and wow.source == "gold_small.trees:4"
+
+
+def test_read_gold_multiline_mrg_and_directory(tmp_path):
+    mary, question = read_gold(FIXTURES / "two_trees.mrg")
+    assert mary.words == ["Mary", "likes", "green", "apples"]
+    assert mary.spans == {(1, 4), (2, 4)}
+    assert mary.labels == {(1, 4): {"VP"}, (2, 4): {"NP"}}
+    assert mary.source == "two_trees.mrg:1"
+    assert question.words == ["Is", "it", "good"] and question.spans == set()
+    assert question.source == "two_trees.mrg:7"
+
+    shutil.copy(FIXTURES / "two_trees.mrg", tmp_path / "b.mrg")
+    shutil.copy(FIXTURES / "gold_small.trees", tmp_path / "a.mrg")
+    (tmp_path / "notes.txt").write_text("not a tree")
+    sentences = read_gold(tmp_path)
+    assert [s.source for s in sentences] == [
+        "a.mrg:1", "a.mrg:2", "a.mrg:4", "b.mrg:1", "b.mrg:7"]
+
+
+def test_read_gold_conllu():
+    apples, nonprojective, punct_inside = read_gold(FIXTURES / "small.conllu")
+    # multiword token line 4-5 and empty node 8.1 skipped, PUNCT dropped
+    assert apples.words == ["他", "很", "喜欢", "红", "苹果", "也", "吃", "梨"]
+    assert apples.all_words == ["他", "很", "喜欢", "红", "苹果", "，", "也", "吃", "梨", "。"]
+    assert apples.tags[:3] == ["PRON", "ADV", "VERB"]
+    assert apples.spans == {(3, 5), (5, 8)}
+    assert apples.labels == {(3, 5): {"NOUN"}, (5, 8): {"VERB"}}
+    assert apples.source == "small.conllu:1"
+    # "a" hangs off "c" across the root "b": no span for c's subtree
+    assert nonprojective.spans == {(3, 5)} and nonprojective.labels == {(3, 5): {"ADV"}}
+    # the subtree z w v has punctuation of another head inside: contiguous over kept words
+    assert punct_inside.words == ["x", "y", "z", "w", "v"]
+    assert punct_inside.spans == {(2, 5)}
+
+
+def test_read_gold_detects_conllu_without_suffix(tmp_path):
+    path = tmp_path / "dev.txt"
+    shutil.copy(FIXTURES / "small.conllu", path)
+    assert len(read_gold(path)) == 3
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("open.trees", "( (S (NN a) (NN b))\n( (S (NN c)))\n", r"open.trees:1: unbalanced"),
+    ("extra.trees", "( (S (NN a)))\n(S (NN b)))\n", r"extra.trees:2: unbalanced"),
+    ("outside.trees", "( (S (NN a)))\nhello\n", r"outside.trees:2: text outside"),
+    ("deep.trees", "(NN a)\n" + "(S " * 600 + "(NN a)" + ")" * 600 + "\n",
+     r"deep.trees:2: cannot read this tree"),
+    ("fields.conllu", "# c\n1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\n",
+     r"fields.conllu:3: expected 10 tab-separated fields, found 3"),
+    ("head.conllu", "1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\tNOUN\t_\t_\tx\tobj\t_\t_\n",
+     r"head.conllu:2: bad head index 'x'"),
+    ("range.conllu", "1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\tNOUN\t_\t_\t7\tobj\t_\t_\n",
+     r"range.conllu:2: bad head index 7"),
+    ("cycle.conllu", "1\ta\ta\tNOUN\t_\t_\t2\tx\t_\t_\n2\tb\tb\tNOUN\t_\t_\t1\tx\t_\t_\n",
+     r"cycle.conllu:1: head indices form a cycle"),
+    ("empty.trees", "\n  \n", r"empty.trees: empty file"),
+    ("punct.trees", "( (S (. .)))\n", r"punct.trees: no sentences"),
+    ("comments.conllu", "# only a comment\n", r"comments.conllu: no sentences"),
+])
+def test_malformed_gold_names_the_line(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(GoldFormatError, match=message):
+        read_gold(path)
+
+
+def test_gold_errors_for_bytes_and_paths(tmp_path):
+    latin = tmp_path / "latin.trees"
+    latin.write_bytes(b"( (S (NN a)))\n( (S (NN b)))\n( (S (NN caf\xe9)))\n")
+    with pytest.raises(GoldFormatError, match=r"latin.trees:3: not UTF-8"):
+        read_gold(latin)
+    with pytest.raises(GoldFormatError, match="no such file"):
+        read_gold(tmp_path / "missing.trees")
+    with pytest.raises(GoldFormatError, match=r"no \*.mrg files"):
+        read_gold(tmp_path)
+
+
+# --- predicted trees --------------------------------------------------------------------------
+
+@pytest.fixture
+def gold():
+    return read_gold(FIXTURES / "gold_small.trees")
+
+
+def test_read_predicted_over_kept_words_or_all_tokens(tmp_path, gold):
+    pred = tmp_path / "pred.txt"
+    pred.write_text(
+        "(S (NP The cat) (VP sat (PP on (NP the mat))))\n"
+        # all tokens, punctuation included: $ , . are dropped, unaries collapse
+        "(S (A He) (B (B paid (C $ (D 5 million))) (E , only)) (F .))\n"
+        "(X Wow)\n", encoding="utf-8")
+    cat, paid, wow = read_predicted(pred, gold)
+    assert cat == [["The", "cat"], ["sat", ["on", ["the", "mat"]]]]
+    assert paid == ["He", [["paid", ["5", "million"]], "only"]]
+    assert wow == "Wow"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("(S The cat sat on the mat)\n(S He paid 5 billion only)\n(X Wow)\n",
+     r"pred.txt:2: words differ from the gold sentence gold_small.trees:2 "
+     r"\(word 4 is 'billion', gold has 'million'\)"),
+    ("(S The cat sat on the mat)\n\n(X Wow)\n", r"pred.txt:2: blank line"),
+    ("(S The cat sat on the mat)\n(S He paid (5 million only)\n(X Wow)\n",
+     r"pred.txt:2: cannot read this tree"),
+    ("(S The cat sat on the mat)\n(S He paid 5 million only)\n",
+     r"pred.txt: 2 trees for 3 gold sentences"),
+])
+def test_read_predicted_errors(tmp_path, gold, content, message):
+    pred = tmp_path / "pred.txt"
+    pred.write_text(content, encoding="utf-8")
+    with pytest.raises(GoldFormatError, match=message):
+        read_predicted(pred, gold)
