@@ -208,7 +208,7 @@ def parse(
     output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing) or tree (rich); default: tree on a terminal, else bracket."),
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
-    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: [x<k, [x_k, x>k]]; symmetric: distance k is a boundary before word k."),
+    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
     batch_size: int = typer.Option(128, "--batch-size", help="Sentences per forward pass."),
 ):
@@ -268,7 +268,7 @@ def evaluate(
     pred: Optional[Path] = typer.Option(None, "--pred", help="Score these trees (one bracketed tree a line) instead of a model's."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
-    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: [x<k, [x_k, x>k]]; symmetric: distance k is a boundary before word k."),
+    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):

@@ -67,12 +67,15 @@ def atomic_save(obj, path: str | Path) -> None:
 
 
 def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
-                  parse_layer: int, meta: dict) -> dict:
+                  parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16) -> dict:
+    """Weights are stored as float16 by default (half the size; distances change by ~1e-3) and read back
+    as float32; training checkpoints keep float32 so that resuming is exact."""
     return {
         "format": MODEL_FORMAT,
         "version": FORMAT_VERSION,
         "config": model.config.to_dict(),
-        "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "state_dict": {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype).clone()
+                       for k, v in model.state_dict().items()},
         "vocab": list(vocab.itos),
         "tokenizer": tokenizer.to_dict(),
         "lang": lang,

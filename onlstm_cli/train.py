@@ -249,7 +249,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 "onlstm_version": __version__, "history": history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
 
     def save_checkpoint(epoch: int, position: int) -> None:
-        archive = model_archive(model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, best))
+        archive = model_archive(model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, best), torch.float32)
         archive.update(format=CHECKPOINT_FORMAT, optimizer=optimizer.state_dict(), epoch=epoch,
                        position=position, best_valid_ppl=best, history=history, data=data_meta,
                        seconds=spent_before + time.time() - t0)

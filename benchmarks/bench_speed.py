@@ -1,0 +1,174 @@
+"""Speed benchmarks: ON-LSTM vs torch.nn.LSTM training throughput, distance and parse throughput, start-up.
+
+    python benchmarks/bench_speed.py                 # everything (about 10 minutes on 2 cores)
+    python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
+
+Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
+numbers in benchmarks/README.md come from this script.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+
+
+class LSTMLanguageModel(nn.Module):
+    """The comparison: a tied-embedding 3-layer torch.nn.LSTM LM of the same sizes."""
+
+    def __init__(self, vocab: int, emb: int, hidden: int, layers: int = 3):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, emb)
+        sizes = [(emb if k == 0 else hidden, emb if k == layers - 1 else hidden) for k in range(layers)]
+        self.layers = nn.ModuleList(nn.LSTM(i, h) for i, h in sizes)
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, x):
+        h = self.embedding(x)
+        for layer in self.layers:
+            h, _ = layer(h)
+        return F.linear(h, self.embedding.weight, self.bias)
+
+
+def train_throughput(model, logits_of, vocab: int, batch: int, bptt: int, steps: int) -> float:
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    data = torch.randint(0, vocab, (bptt + 1, batch))
+    model.train()
+
+    def step():
+        logits = logits_of(data[:-1])
+        loss = F.cross_entropy(logits.reshape(-1, vocab), data[1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        opt.step()
+
+    step()  # warm-up
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return steps * bptt * batch / (time.perf_counter() - start)
+
+
+def bench_train(repeats: int, steps: int) -> list[tuple[str, float, str]]:
+    rows = []
+    vocab = 10000
+    for emb, hidden, batch in ((200, 400, 64), (400, 1150, 20)):
+        torch.manual_seed(0)
+        onlstm = ONLSTMLanguageModel(ModelConfig(vocab_size=vocab, emb_size=emb, hidden_size=hidden))
+        lstm = LSTMLanguageModel(vocab, emb, hidden)
+        ours, theirs = [], []
+        for _ in range(repeats):
+            ours.append(train_throughput(onlstm, lambda x: onlstm(x).logits, vocab, batch, 70, steps))
+            theirs.append(train_throughput(lstm, lstm, vocab, batch, 70, steps))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        rows.append((f"train {emb}/{hidden} batch {batch}: onlstm", a, "tokens/s"))
+        rows.append((f"train {emb}/{hidden} batch {batch}: torch.nn.LSTM", b, "tokens/s"))
+        rows.append((f"train {emb}/{hidden} batch {batch}: ratio onlstm / nn.LSTM", a / b, "x"))
+    return rows
+
+
+def valid_sentences(n: int) -> list[list[str]]:
+    lines = (DATA / "ptb-lm" / "ptb.valid.txt").read_text().splitlines()
+    return [line.split() for line in lines if line.strip()][:n]
+
+
+def bench_distances(repeats: int) -> list[tuple[str, float, str]]:
+    from onlstm_cli.modelfile import LoadedModel
+    from onlstm_cli.parser import sentence_distances
+    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    sentences = valid_sentences(1000)
+    vocab = Vocabulary(sorted({w for s in sentences for w in s}))
+    torch.manual_seed(0)
+    model = ONLSTMLanguageModel(ModelConfig(vocab_size=len(vocab), emb_size=200, hidden_size=400)).eval()
+    loaded = LoadedModel(model, vocab, Tokenizer("whitespace"), "en", 2)
+    rows = []
+    for batch in (1, 64, 256):
+        rates = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            sentence_distances(loaded, sentences, batch_size=batch)
+            rates.append(len(sentences) / (time.perf_counter() - start))
+        rows.append((f"distances, 1,000 PTB valid sentences, batch {batch}", statistics.median(rates),
+                     "sentences/s"))
+    return rows
+
+
+def run_timed(cmd: list[str], stdin: bytes | None = None) -> tuple[float, int]:
+    """Wall time and peak RSS (KiB) of a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-500:]}")
+    return wall, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+
+
+def bench_parse(repeats: int) -> list[tuple[str, float, str]]:
+    lines = (DATA / "ptb-lm" / "ptb.test.txt").read_text().splitlines()
+    text = "\n".join((lines * 3)[:10000]) + "\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(text)
+        path = f.name
+    walls = [run_timed([sys.executable, "-m", "onlstm_cli", "parse", "--model", "en", "--pretokenized", path])[0]
+             for _ in range(repeats)]
+    raw = [run_timed([sys.executable, "-m", "onlstm_cli", "parse", "--model", "en", path])[0]
+           for _ in range(repeats)]
+    os.unlink(path)
+    return [("onlstm parse, 10,000 PTB lines, --pretokenized, end to end", 10000 / statistics.median(walls), "lines/s"),
+            ("onlstm parse, 10,000 PTB lines, PTB tokenizer, end to end", 10000 / statistics.median(raw), "lines/s")]
+
+
+def bench_startup(repeats: int) -> list[tuple[str, float, str]]:
+    helps = [run_timed([sys.executable, "-m", "onlstm_cli", "--help"])[0] for _ in range(repeats)]
+    parses = [run_timed([sys.executable, "-m", "onlstm_cli", "parse"], b"The cat sat on the mat.\n")[0]
+              for _ in range(repeats)]
+    return [("onlstm --help", statistics.median(helps), "s"),
+            ("echo 'The cat sat on the mat.' | onlstm parse", statistics.median(parses), "s")]
+
+
+def bench_memory() -> list[tuple[str, float, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        _, rss = run_timed([sys.executable, "-m", "onlstm_cli", "train", str(DATA / "ptb-lm" / "ptb.train.txt"),
+                            "--out", f"{tmp}/m.onlstm", "--time-budget", "60s", "--threads", "2"])
+    return [("peak RSS, training 200/400 on PTB (60 s)", rss / 1024, "MiB")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", choices=["train", "distances", "parse", "startup", "memory"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
+             "parse": lambda: bench_parse(args.repeats), "startup": lambda: bench_startup(args.repeats),
+             "memory": bench_memory}
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores")
+    for name, run in parts.items():
+        if args.only in (None, name):
+            for label, value, unit in run():
+                print(f"{label:70s} {value:10.2f} {unit}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
