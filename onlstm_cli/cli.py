@@ -68,12 +68,15 @@ def friendly_errors(command):
 
 def parse_duration(text: str | None) -> float | None:
     """'90', '90s', '45m', '1.5h' → seconds; None or 'none' → no limit."""
-    if text is None or text.lower() in ("", "none", "0"):
+    if text is None or text.strip().lower() in ("", "none"):
         return None
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text.lower())
     if not m:
         raise UserError(f"--time-budget {text!r}: expected a duration such as 3600, 45m or 1.5h")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    if seconds <= 0:
+        raise UserError(f"--time-budget {text!r} must be positive ('none' for no limit)")
+    return seconds
 
 
 def detect_lang(path: Path, n_lines: int = 200) -> str:
@@ -141,6 +144,19 @@ def train(
                         ("--dropout-e", dropout_e), ("--weight-drop", weight_drop)):
         if not 0 <= value < 1:
             raise UserError(f"{name} must be in [0, 1)")
+    for name, value in (("--lr", lr), ("--clip", clip), ("--weight-decay", weight_decay)):
+        if value < 0 or (name == "--lr" and value == 0):
+            raise UserError(f"{name} must be {'positive' if name == '--lr' else 'at least 0'}")
+    if max_vocab < 3:
+        raise UserError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    if min_freq < 1:
+        raise UserError("--min-freq must be at least 1")
+    if optimizer not in ("adam", "sgd"):
+        raise UserError(f"--optimizer {optimizer!r}: expected adam or sgd")
+    if tokenizer not in ("auto", "ptb", "jieba", "whitespace"):
+        raise UserError(f"--tokenizer {tokenizer!r}: expected auto, ptb, jieba or whitespace")
+    if device not in ("auto", "cpu", "cuda"):
+        raise UserError(f"--device {device!r}: expected auto, cpu or cuda")
     if emb_size % chunk_size or hidden_size % chunk_size:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({chunk_size})")
 
@@ -191,10 +207,11 @@ def read_input_lines(files: list[Path]):
         try:
             for number, raw in enumerate(stream, 1):
                 try:
-                    yield raw.decode("utf-8").rstrip("\r\n")
+                    line = raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError:
                     where = "stdin" if path is None else str(path)
                     raise UserError(f"{where} line {number} is not valid UTF-8") from None
+                yield line.removeprefix("\ufeff") if number == 1 else line
         finally:
             if path is not None:
                 stream.close()
@@ -216,11 +233,15 @@ def parse(
     from .formats import to_ascii, to_bracket, to_json, to_rich
     from .parser import ModelCache, parse_stream, resolve_model
 
+    if batch_size < 1:
+        raise UserError("--batch-size must be at least 1")
+    if layer is not None and layer < 1:
+        raise UserError("--layer must be at least 1")
     if files is None and sys.stdin.isatty():
         raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
+    cache = ModelCache()
     if model is not None:
-        path = resolve_model(model)
-        ModelCache().get(path)  # a bad --model fails before any input is read
+        cache.get(resolve_model(model))  # a bad --model fails before any input is read
     fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
     console = None
     if fmt == OutputFormat.tree:
@@ -228,7 +249,7 @@ def parse(
         console = Console()
     seen = 0
     out = sys.stdout
-    for sentence in parse_stream(read_input_lines(files or []), model=model, pretokenized=pretokenized,
+    for sentence in parse_stream(read_input_lines(files or []), cache=cache, model=model, pretokenized=pretokenized,
                                  layer=layer, split=split.value, batch_size=batch_size):
         seen += 1
         if sentence.tree is None:
@@ -350,27 +371,27 @@ class RichReporter:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
         self.console = Console(stderr=True)
-        self.progress = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
+        self.bar = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
                                  TextColumn("loss {task.fields[loss]:.3f}  ppl {task.fields[ppl]:.1f}  "
                                             "{task.fields[rate]:.0f} tok/s"),
                                  TimeRemainingColumn(), console=self.console)
         self.task = None
 
     def __enter__(self):
-        self.progress.start()
+        self.bar.start()
         return self
 
     def __exit__(self, *exc):
-        self.progress.stop()
+        self.bar.stop()
 
     def start_epoch(self, epoch, n_tokens):
         if self.task is not None:
-            self.progress.remove_task(self.task)
-        self.task = self.progress.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0)
+            self.bar.remove_task(self.task)
+        self.task = self.bar.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0)
 
     def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
         import math
-        self.progress.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
+        self.bar.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
                              rate=tokens_per_s)
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved):

@@ -88,101 +88,111 @@ def reference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = 
             torch.stack(input_gates).detach())
 
 
+def _reverse_cumsum(x: torch.Tensor) -> torch.Tensor:
+    return torch.flip(torch.cumsum(torch.flip(x, [-1]), -1), [-1])
+
+
+_sigmoid_backward = torch.ops.aten.sigmoid_backward
+_tanh_backward = torch.ops.aten.tanh_backward
+_softmax_backward = torch.ops.aten._softmax_backward_data
+
+
 class ONLSTMLayerFunction(torch.autograd.Function):
-    """A whole ON-LSTM layer over a sequence with a hand-written backward (see module docstring)."""
+    """A whole ON-LSTM layer over a sequence with a hand-written backward (see module docstring).
+
+    Inside the loop everything is kept flat at neuron resolution, (B, H): the level-wise master gates are
+    expanded once per step, so no elementwise op has to broadcast over chunks, and the derivative of each
+    nonlinearity is one fused aten kernel.
+    """
 
     @staticmethod
     def forward(ctx, x_gates, w_hh, h0, c0, chunk_size: int, master_input: str):
-        T, B, _ = x_gates.shape
+        T, B, G = x_gates.shape
         H = w_hh.shape[1]
         n = H // chunk_size
         symmetric = master_input == "symmetric"
         w_t = w_hh.t().contiguous()
-        hs = x_gates.new_empty(T + 1, B, H)  # hs[0] = h0, hs[t+1] = h_t
-        cs = x_gates.new_empty(T + 1, B, n, chunk_size)
-        hs[0] = h0
-        cs[0] = c0.view(B, n, chunk_size)
-        # Saved activations: softmaxes of both master gates, the four σ/tanh gates, tanh(c).
-        p_i = x_gates.new_empty(T, B, n)
-        p_f = x_gates.new_empty(T, B, n)
-        acts = x_gates.new_empty(T, B, 4, n, chunk_size)
-        master_f_all = x_gates.new_empty(T, B, n)
-        master_i_all = x_gates.new_empty(T, B, n)
+        new = x_gates.new_empty
+        hs, cs = new(T + 1, B, H), new(T + 1, B, H)   # index t+1 holds step t; index 0 the initial state
+        hs[0], cs[0] = h0, c0
+        p_i, p_f = new(T, B, n), new(T, B, n)         # the master gates' softmaxes
+        master_f, master_i = new(T, B, n), new(T, B, n)
+        acts = new(T, B, 4, H)                        # o, ĉ, i, f after their nonlinearities
+        big_f, big_i = new(T, B, H), new(T, B, H)     # the effective forget / input gates
+        overlap = new(T, B, H)                        # ω = f̃∘ĩ at neuron resolution
+        mf_full, mi_full = new(T, B, H), new(T, B, H)
+        tanh_c = new(T, B, H)
         for t in range(T):
             gates = torch.addmm(x_gates[t], hs[t], w_t)
-            p_i[t] = torch.softmax(gates[:, :n], -1)
-            p_f[t] = torch.softmax(gates[:, n:2 * n], -1)
-            mf = torch.cumsum(p_f[t], -1, out=master_f_all[t])
+            p_i[t].copy_(torch.softmax(gates[:, :n], -1))
+            p_f[t].copy_(torch.softmax(gates[:, n:2 * n], -1))
+            torch.cumsum(p_f[t], -1, out=master_f[t])
             if symmetric:
-                master_i_all[t] = torch.flip(torch.cumsum(torch.flip(p_i[t], [-1]), -1), [-1])
+                master_i[t].copy_(_reverse_cumsum(p_i[t]))
             else:
-                master_i_all[t] = 1.0 - torch.cumsum(p_i[t], -1)
-            mi = master_i_all[t]
+                torch.cumsum(p_i[t], -1, out=master_i[t]).neg_().add_(1.0)
+            mf = mf_full[t].view(B, n, chunk_size)
+            mf.copy_(master_f[t][:, :, None].expand(B, n, chunk_size))
+            mi = mi_full[t].view(B, n, chunk_size)
+            mi.copy_(master_i[t][:, :, None].expand(B, n, chunk_size))
             a = acts[t]
-            g = gates[:, 2 * n:].view(B, 4, n, chunk_size)
-            torch.sigmoid(g, out=a)                      # o, (ĉ overwritten below), i, f
-            torch.tanh(g[:, 1], out=a[:, 1])
-            mf3, mi3 = mf[:, :, None], mi[:, :, None]
-            w = mf3 * mi3
-            c = cs[t + 1]
+            torch.sigmoid(gates[:, 2 * n:].view(B, 4, H), out=a)
+            torch.tanh(gates[:, 2 * n + H:2 * n + 2 * H], out=a[:, 1])
+            w = torch.mul(mf_full[t], mi_full[t], out=overlap[t])
             # F = f∘ω + (f̃ − ω), I = i∘ω + (ĩ − ω)
-            torch.addcmul(mf3 - w, a[:, 3], w, out=c)
-            c.mul_(cs[t])
-            c.addcmul_(torch.addcmul(mi3 - w, a[:, 2], w), a[:, 1])
-            torch.mul(a[:, 0].reshape(B, H), torch.tanh(c).view(B, H), out=hs[t + 1])
-        ctx.save_for_backward(x_gates, w_hh, hs, cs, p_i, p_f, acts, master_f_all, master_i_all)
+            torch.addcmul(mf_full[t] - w, a[:, 3], w, out=big_f[t])
+            torch.addcmul(mi_full[t] - w, a[:, 2], w, out=big_i[t])
+            c = torch.mul(big_f[t], cs[t], out=cs[t + 1])
+            c.addcmul_(big_i[t], a[:, 1])
+            torch.tanh(c, out=tanh_c[t])
+            torch.mul(a[:, 0], tanh_c[t], out=hs[t + 1])
+        ctx.save_for_backward(w_hh, hs, cs, p_i, p_f, acts, big_f, big_i, overlap, mf_full, mi_full, tanh_c)
         ctx.chunk_size, ctx.symmetric = chunk_size, symmetric
-        ctx.mark_non_differentiable(master_f_all, master_i_all)
-        return hs[1:], cs[T].reshape(B, H), master_f_all, master_i_all
+        ctx.mark_non_differentiable(master_f, master_i)
+        return hs[1:], cs[T].clone(), master_f, master_i
 
     @staticmethod
     def backward(ctx, d_out, d_c_last, _d_mf, _d_mi):
-        x_gates, w_hh, hs, cs, p_i, p_f, acts, master_f_all, master_i_all = ctx.saved_tensors
+        w_hh, hs, cs, p_i, p_f, acts, big_f, big_i, overlap, mf_full, mi_full, tanh_c = ctx.saved_tensors
         chunk = ctx.chunk_size
-        T, B, G = x_gates.shape
-        H = w_hh.shape[1]
+        T, B, H = tanh_c.shape
         n = H // chunk
-        d_gates = x_gates.new_empty(T, B, G)
-        d_h = x_gates.new_zeros(B, H)
-        d_c = d_c_last.view(B, n, chunk).clone() if d_c_last is not None else x_gates.new_zeros(B, n, chunk)
+        G = w_hh.shape[0]
+        d_gates = hs.new_empty(T, B, G)
+        d_h = hs.new_zeros(B, H)
+        d_c = d_c_last.clone() if d_c_last is not None else hs.new_zeros(B, H)
         if d_out is None:
-            d_out = x_gates.new_zeros(T, B, H)
+            d_out = hs.new_zeros(T, B, H)
         for t in range(T - 1, -1, -1):
             o, c_hat, i, f = acts[t].unbind(1)
-            mf = master_f_all[t][:, :, None]
-            mi = master_i_all[t][:, :, None]
-            w = mf * mi
-            c_prev = cs[t]
-            tanh_c = torch.tanh(cs[t + 1])
-            dh = (d_h + d_out[t]).view(B, n, chunk)
+            w, mf, mi = overlap[t], mf_full[t], mi_full[t]
             dg = d_gates[t]
-            dg_cell = dg[:, 2 * n:].view(B, 4, n, chunk)
+            dg_cell = dg[:, 2 * n:].view(B, 4, H)
+            dh = d_h.add_(d_out[t])
             # h = o∘tanh(c)
-            torch.mul(dh * tanh_c, o * (1 - o), out=dg_cell[:, 0])
-            d_c.addcmul_(dh * o, 1 - tanh_c * tanh_c)
-            big_f = torch.addcmul(mf - w, f, w)
-            big_i = torch.addcmul(mi - w, i, w)
-            d_big_f = d_c * c_prev
+            dg_cell[:, 0].copy_(_sigmoid_backward(dh * tanh_c[t], o))
+            d_c.add_(_tanh_backward(dh * o, tanh_c[t]))
+            # c = F∘c_prev + I∘ĉ
+            d_big_f = d_c * cs[t]
             d_big_i = d_c * c_hat
-            torch.mul(d_c * big_i, 1 - c_hat * c_hat, out=dg_cell[:, 1])
-            torch.mul(d_big_i * w, i * (1 - i), out=dg_cell[:, 2])
-            torch.mul(d_big_f * w, f * (1 - f), out=dg_cell[:, 3])
-            d_w = d_big_f * (f - 1) + d_big_i * (i - 1)
-            d_mf = (d_big_f + d_w * mi).sum(-1)
-            d_mi = (d_big_i + d_w * mf).sum(-1)
-            # cumsum backward is a reverse cumsum; softmax backward is p∘(g − Σ g∘p).
-            d_pf = torch.flip(torch.cumsum(torch.flip(d_mf, [-1]), -1), [-1])
-            if ctx.symmetric:
-                d_pi = torch.cumsum(d_mi, -1)
-            else:
-                d_pi = -torch.flip(torch.cumsum(torch.flip(d_mi, [-1]), -1), [-1])
-            pf, pi = p_f[t], p_i[t]
-            torch.mul(pf, d_pf - (d_pf * pf).sum(-1, keepdim=True), out=dg[:, n:2 * n])
-            torch.mul(pi, d_pi - (d_pi * pi).sum(-1, keepdim=True), out=dg[:, :n])
-            d_c = d_c * big_f
-            d_h = dg @ w_hh
+            dg_cell[:, 1].copy_(_tanh_backward(d_c * big_i[t], c_hat))
+            d_big_i_w = d_big_i * w
+            d_big_f_w = d_big_f * w
+            dg_cell[:, 2].copy_(_sigmoid_backward(d_big_i_w, i))
+            dg_cell[:, 3].copy_(_sigmoid_backward(d_big_f_w, f))
+            # F = f̃ − ω∘(1 − f), I = ĩ − ω∘(1 − i): dω = dF∘(f − 1) + dI∘(i − 1)
+            d_w = (d_big_f * f).addcmul_(d_big_i, i).sub_(d_big_f).sub_(d_big_i)
+            d_mf = d_big_f.addcmul_(d_w, mi).view(B, n, chunk).sum(-1)
+            d_mi = d_big_i.addcmul_(d_w, mf).view(B, n, chunk).sum(-1)
+            # cumsum backward is a reverse cumsum, then the softmax backward.
+            d_pf = _reverse_cumsum(d_mf)
+            d_pi = torch.cumsum(d_mi, -1) if ctx.symmetric else _reverse_cumsum(d_mi).neg_()
+            dg[:, n:2 * n].copy_(_softmax_backward(d_pf, p_f[t], -1, d_pf.dtype))
+            dg[:, :n].copy_(_softmax_backward(d_pi, p_i[t], -1, d_pi.dtype))
+            d_c.mul_(big_f[t])
+            d_h = torch.mm(dg, w_hh)
         d_w_hh = d_gates.view(T * B, G).t() @ hs[:-1].reshape(T * B, H)
-        return d_gates, d_w_hh, d_h, d_c.reshape(B, H), None, None
+        return d_gates, d_w_hh, d_h, d_c, None, None
 
 
 class LockedDropout(nn.Module):

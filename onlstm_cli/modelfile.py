@@ -123,7 +123,8 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         vocab = Vocabulary(archive["vocab"][2:])
         tokenizer = Tokenizer(**archive["tokenizer"])
         layer = int(archive["parse_layer"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        meta = dict(archive.get("meta", {}))
+    except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
     if len(vocab) != config.vocab_size:
@@ -131,8 +132,7 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     if not 1 <= layer <= config.n_layers:
         raise ModelFileError(f"{path} is damaged: parse layer {layer} out of range")
     model.eval()
-    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer,
-                       dict(archive.get("meta", {})), str(path))
+    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path))
 
 
 def load_model(path: str | Path) -> LoadedModel:

@@ -58,7 +58,7 @@ def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
         raise TrainingError(f"corpus not found: {path}")
     sentences = []
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             for line in f:
                 tokens = [tokenizer.normalize(t) for t in tokenizer.split(line, pretokenized)]
                 if not keep_punct:
@@ -133,8 +133,12 @@ class Reporter(Protocol):
 class LineReporter:
     """Plain log lines (for files and pipes); the CLI uses a rich live display on a terminal."""
 
-    def __init__(self, stream=sys.stderr, every_s: float = 30.0):
-        self.stream, self.every_s, self.last = stream, every_s, 0.0
+    def __init__(self, stream=None, every_s: float = 30.0):
+        self._stream, self.every_s, self.last = stream, every_s, 0.0
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr  # looked up at write time, so redirections of stderr apply
 
     def __enter__(self):
         return self

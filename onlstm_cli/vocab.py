@@ -57,6 +57,7 @@ class Tokenizer:
             return token
         if self.nfkc:
             token = unicodedata.normalize("NFKC", token)
+        token = token.translate(_CURLY_QUOTES)
         if self.lowercase:
             token = token.lower()
         if self.numbers_to_n and _NUMBER.match(token):
@@ -73,6 +74,7 @@ def default_tokenizer(lang: str) -> Tokenizer:
 
 
 _treebank = None
+_CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 _jieba_module = None
 
 
@@ -85,11 +87,32 @@ def _ptb_split(line: str) -> list[str]:
     specials = _SPECIAL.findall(line)
     if specials:
         line = _SPECIAL.sub(" onlstmspecialtoken ", line)
-    tokens = _treebank.tokenize(line)
+    # Treebank rules know only straight quotes; curly ones come back as written via _as_written.
+    tokens = _treebank.tokenize(line.translate(_CURLY_QUOTES))
     if specials:
         queue = iter(specials)
         tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]
-    return tokens
+        line = _SPECIAL.sub(lambda m: f" {m.group(0)} ", line)
+    return _as_written(line, tokens)
+
+
+def _as_written(line: str, tokens: list[str]) -> list[str]:
+    """Give the user back the characters they wrote: the Treebank rules rewrite quotes (" → `` or '')
+    and we feed them curly quotes as straight ones."""
+    plain = line.translate(_CURLY_QUOTES)  # same length as line, so positions carry over
+    out, cursor = [], 0
+    for token in tokens:
+        if token in ("``", "''"):
+            found = [(i, len(q)) for q in ('"', "``", "''") if (i := plain.find(q, cursor)) >= 0]
+            at, length = min(found) if found else (-1, 0)
+        else:
+            at, length = plain.find(token, cursor), len(token)
+        if at < 0:  # not found as written: keep the tokenizer's form
+            out.append(token)
+            continue
+        out.append(line[at:at + length])
+        cursor = at + length
+    return out
 
 
 def _jieba():

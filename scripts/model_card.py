@@ -1,0 +1,84 @@
+"""Write a model card (markdown) from a model file's metadata and `onlstm evaluate --json` reports.
+
+    python scripts/model_card.py models/en-ptb.onlstm --title "English (PTB)" \
+        --eval runs/en.dev.json --sample "The cat sat on the mat." > models/en-ptb.md
+
+Every figure in the card comes from the model file or from the evaluation JSON given here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from onlstm_cli.formats import to_bracket  # noqa: E402
+from onlstm_cli.modelfile import load_model  # noqa: E402
+from onlstm_cli.parser import parse_lines  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--title", required=True)
+    ap.add_argument("--eval", action="append", default=[], help="onlstm evaluate --json output")
+    ap.add_argument("--sample", action="append", default=[], help="sentences to show parsed")
+    ap.add_argument("--note", action="append", default=[], help="extra lines for the card")
+    args = ap.parse_args()
+
+    loaded = load_model(args.model)
+    meta, cfg = loaded.meta, loaded.config
+    train = meta.get("train", {})
+    data = meta.get("data", {})
+    n_params = sum(p.numel() for p in loaded.model.parameters())
+    size_mb = Path(args.model).stat().st_size / 1e6
+    out = [f"# {args.title} — `{Path(args.model).name}`", ""]
+    out += ["| | |", "|---|---|",
+            f"| training data | `{data.get('corpus')}` ({data.get('train_tokens'):,} tokens with `<eos>`) |",
+            f"| validation data | `{data.get('valid')}` |",
+            f"| tokenizer | {loaded.tokenizer.kind}, lower-case {loaded.tokenizer.lowercase}, numbers → N "
+            f"{loaded.tokenizer.numbers_to_n}, punctuation {'kept' if data.get('keep_punct') else 'dropped'} |",
+            f"| vocabulary | {len(loaded.vocab):,} (max {data.get('max_vocab')}, min freq {data.get('min_freq')}) |",
+            f"| sizes | emb {cfg.emb_size}, hidden {cfg.hidden_size}, {cfg.n_layers} layers, chunk {cfg.chunk_size}, "
+            f"{n_params / 1e6:.2f} M parameters, file {size_mb:.1f} MB (float16) |",
+            f"| regularisation | dropout {cfg.dropout}, dropout-h {cfg.dropout_h}, dropout-i {cfg.dropout_i}, "
+            f"dropout-e {cfg.dropout_e}, weight-drop {cfg.weight_drop}; master input gate: {cfg.master_input} |",
+            f"| optimiser | {train.get('optimizer')} lr {train.get('lr')}, batch {train.get('batch_size')}, "
+            f"bptt {train.get('bptt')}, clip {train.get('clip')}, seed {train.get('seed')}, "
+            f"{train.get('threads')} thread(s) |",
+            f"| training | {meta.get('epochs')} epochs in {meta.get('seconds', 0) / 60:.0f} min (CPU) |",
+            f"| validation perplexity | {meta.get('valid_ppl'):.2f} (the checkpoint with the best one is shipped) |",
+            f"| parse layer | {loaded.parse_layer} of {cfg.n_layers} |",
+            ""]
+    history = meta.get("history") or []
+    if history:
+        out += ["Validation perplexity by epoch: " + ", ".join(
+            f"{h['epoch']:g}: {h['valid_ppl']}" for h in history if h.get("valid_ppl") is not None), ""]
+    for path in args.eval:
+        report = json.loads(Path(path).read_text())
+        out += [f"## `onlstm evaluate --gold {report['gold']}` ({report['sentences']} sentences, "
+                f"{report['split']} split)", "",
+                "| system | sentence F1 | corpus F1 | F1 ≤10 words | NP | VP | PP | ADJP | SBAR |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for name, r in report["systems"].items():
+            rec = [f"{r['label_recall'][x]['recall']:.1f}" if x in r["label_recall"] else "-"
+                   for x in ("NP", "VP", "PP", "ADJP", "SBAR")]
+            short = f"{r['sentence_f1_len_le_10']:.2f}" if r["sentences_len_le_10"] else "-"
+            out.append(f"| {name} | {r['sentence_f1']:.2f} | {r['corpus_f1']:.2f} | {short} | " + " | ".join(rec) + " |")
+        ub = report["upper_bound"]
+        out += [f"| best binary trees (upper bound) | {ub['sentence_f1']:.2f} | {ub['corpus_f1']:.2f} | | | | | | |",
+                "", "(NP … SBAR: recall of gold spans with that label, %.)", ""]
+    if args.sample:
+        out += ["## Sample trees", "", "```"]
+        for sentence in parse_lines(args.sample, model=args.model):
+            out.append(to_bracket(sentence.tree))
+        out += ["```", ""]
+    out += args.note
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Shared fixtures: a tiny corpus, a tiny trained model (trained once per session), a quiet reporter.
+
+Everything here is deliberately small (emb 20, hidden 40, chunk 5, a few hundred tokens) so the whole
+suite stays fast on a busy two-core machine.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# Keep torch to one thread: the machine is shared and tiny models gain nothing from more.
+torch.set_num_threads(1)
+
+TINY_MODEL = dict(emb_size=20, hidden_size=40, n_layers=3, chunk_size=5)
+
+_DETS = ["the", "a"]
+_NOUNS = ["cat", "dog", "mat", "man", "woman", "bird", "house", "tree"]
+_VERBS = ["sat", "saw", "liked", "found", "chased"]
+_PREPS = ["on", "in", "near", "under"]
+
+
+def make_sentences(n: int, seed: int = 0) -> list[str]:
+    """Simple English sentences with punctuation (dropped at training time, so ',' is not in the vocab)."""
+    rng = random.Random(seed)
+    lines = []
+    for k in range(n):
+        subj = f"{rng.choice(_DETS).capitalize()} {rng.choice(_NOUNS)}"
+        obj = f"{rng.choice(_DETS)} {rng.choice(_NOUNS)}"
+        if k % 5 == 0:
+            lines.append(f"Hello , world ! {subj} {rng.choice(_VERBS)} {obj} .")
+        elif k % 3 == 0:
+            lines.append(f"{subj} {rng.choice(_VERBS)} {obj} {rng.choice(_PREPS)} {obj} .")
+        else:
+            lines.append(f"{subj} {rng.choice(_VERBS)} {obj} , {rng.choice(_PREPS)} the {rng.choice(_NOUNS)} .")
+    return lines
+
+
+def write_corpus(path: Path, n: int, seed: int = 0) -> Path:
+    path.write_text("\n".join(make_sentences(n, seed)) + "\n", encoding="utf-8")
+    return path
+
+
+class QuietReporter:
+    """A Reporter that records what training told it instead of printing."""
+
+    def __init__(self):
+        self.progress_calls = 0
+        self.epochs_started: list[int] = []
+        self.epochs_ended: list[tuple] = []
+        self.messages: list[str] = []
+
+    def start_epoch(self, epoch, n_tokens):
+        self.epochs_started.append(epoch)
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        self.progress_calls += 1
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        self.epochs_ended.append((epoch, train_ppl, valid_ppl, saved))
+
+    def message(self, text):
+        self.messages.append(text)
+
+
+@pytest.fixture
+def quiet_reporter():
+    return QuietReporter()
+
+
+def tiny_train_config(**overrides):
+    from onlstm_cli.train import TrainConfig
+    options = dict(epochs=1, time_budget=None, batch_size=4, bptt=10, lr=0.01, seed=1, device="cpu",
+                   threads=1, eval_batch_size=2)
+    options.update(overrides)
+    return TrainConfig(**options)
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("corpus")
+    return {"train": write_corpus(root / "train.txt", 60, seed=0),
+            "valid": write_corpus(root / "valid.txt", 12, seed=1)}
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path(tmp_path_factory, tiny_corpus) -> Path:
+    """A tiny model trained for 2 epochs once per session (parse layer 2 of 3)."""
+    from onlstm_cli.train import train_model
+    out = tmp_path_factory.mktemp("model") / "tiny.onlstm"
+    train_model(tiny_corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=2),
+                valid=tiny_corpus["valid"], reporter=QuietReporter())
+    assert out.is_file()
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_loaded(tiny_model_path):
+    from onlstm_cli.modelfile import load_model
+    return load_model(tiny_model_path)

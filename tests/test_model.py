@@ -1,0 +1,334 @@
+"""The ON-LSTM maths: cumax, master gates, the cell update, distances, and fast vs reference layer."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from onlstm_cli.model import (
+    LockedDropout,
+    ModelConfig,
+    ONLSTMLanguageModel,
+    ONLSTMLayerFunction,
+    cell_update,
+    cumax,
+    forget_distance,
+    master_input_gate,
+    reference_layer,
+)
+
+SHAPES = [(7,), (3, 5), (2, 4, 10), (1, 1, 1, 3)]
+HARD = 1000.0  # softmax of HARD·onehot is an exact one-hot in float64 (exp(−1000) underflows to 0)
+
+
+def hard_logits(n: int, d: int) -> torch.Tensor:
+    return torch.nn.functional.one_hot(torch.tensor(d), n).double() * HARD
+
+
+# --- cumax and the master gates ----------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("scale", [0.1, 1.0, 10.0])
+def test_cumax_is_monotone_and_ends_at_one(shape, scale):
+    g = torch.Generator().manual_seed(hash((shape, scale)) % 2**31)
+    x = torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+    y = cumax(x)
+    assert y.shape == x.shape
+    assert (y[..., 1:] - y[..., :-1] >= -1e-12).all()
+    assert torch.allclose(y[..., -1], torch.ones_like(y[..., -1]), atol=1e-12)
+    assert (y >= 0).all() and (y <= 1 + 1e-12).all()
+
+
+def test_cumax_along_another_dim():
+    x = torch.randn(6, 4, dtype=torch.float64)
+    y = cumax(x, dim=0)
+    assert (y[1:] - y[:-1] >= -1e-12).all()
+    assert torch.allclose(y[-1], torch.ones(4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_master_input_paper_decreases_from_about_one_to_zero(shape):
+    x = torch.randn(*shape, dtype=torch.float64)
+    y = master_input_gate(x, "paper")
+    p = torch.softmax(x, -1)
+    assert (y[..., 1:] - y[..., :-1] <= 1e-12).all()
+    assert torch.allclose(y[..., 0], 1 - p[..., 0])  # "~1": one minus the first level's probability
+    assert (y[..., 0] <= 1).all()
+    assert torch.allclose(y[..., -1], torch.zeros_like(y[..., -1]), atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_master_input_symmetric_decreases_and_starts_at_one(shape):
+    x = torch.randn(*shape, dtype=torch.float64)
+    y = master_input_gate(x, "symmetric")
+    p = torch.softmax(x, -1)
+    assert (y[..., 1:] - y[..., :-1] <= 1e-12).all()
+    assert torch.allclose(y[..., 0], torch.ones_like(y[..., 0]), atol=1e-12)
+    assert torch.allclose(y[..., -1], p[..., -1])
+    # It is the mirror image of cumax.
+    assert torch.allclose(y, torch.flip(cumax(torch.flip(x, [-1])), [-1]))
+
+
+def test_master_input_unknown_rule():
+    with pytest.raises(ValueError):
+        master_input_gate(torch.zeros(3), "other")
+
+
+@pytest.mark.parametrize("n", [1, 4, 6])
+def test_paper_input_gate_at_d_equals_symmetric_at_d_minus_one(n):
+    for d in range(1, n):
+        paper = master_input_gate(hard_logits(n, d), "paper")
+        assert torch.equal(paper, 1 - cumax(hard_logits(n, d)))
+        symmetric = master_input_gate(hard_logits(n, d - 1), "symmetric")
+        assert torch.equal(paper, symmetric)
+        # and as a step vector: ones strictly below d
+        assert paper.tolist() == [1.0] * d + [0.0] * (n - d)
+    # d = 0 is all zeros for the paper rule: nothing is written.
+    assert master_input_gate(hard_logits(n, 0), "paper").abs().sum() == 0
+
+
+def test_hard_master_gates_are_step_vectors():
+    n = 6
+    for d in range(n):
+        assert cumax(hard_logits(n, d)).tolist() == [0.0] * d + [1.0] * (n - d)
+        assert master_input_gate(hard_logits(n, d), "symmetric").tolist() == [1.0] * (d + 1) + [0.0] * (n - d - 1)
+
+
+# --- the cell update, case by case -------------------------------------------------------------
+
+def expected_cell(c_prev, c_hat, f, i, d_f, d_i):
+    """The seed's piecewise update per level (levels 0..n−1), written out independently.
+
+    f̃ has ones on [d_f, n−1], ĩ (symmetric) has ones on [0, d_i].
+    """
+    n = c_prev.shape[0]
+    out = torch.empty_like(c_prev)
+    for k in range(n):
+        if d_f <= d_i:
+            if k < d_f:
+                out[k] = c_hat[k]
+            elif k <= d_i:
+                out[k] = f[k] * c_prev[k] + i[k] * c_hat[k]
+            else:
+                out[k] = c_prev[k]
+        else:
+            if k <= d_i:
+                out[k] = c_hat[k]
+            elif k < d_f:
+                out[k] = 0.0
+            else:
+                out[k] = c_prev[k]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_cell_update_with_hard_gates_matches_piecewise_formulas(n):
+    chunk = 3
+    g = torch.Generator().manual_seed(n)
+    c_prev, c_hat = (torch.randn(n, chunk, generator=g, dtype=torch.float64) for _ in range(2))
+    f, i = (torch.rand(n, chunk, generator=g, dtype=torch.float64) for _ in range(2))
+    for d_f, d_i in itertools.product(range(n), range(n)):
+        master_f = cumax(hard_logits(n, d_f))[:, None]
+        master_i = master_input_gate(hard_logits(n, d_i), "symmetric")[:, None]
+        got = cell_update(c_prev, c_hat, f, i, master_f, master_i)
+        want = expected_cell(c_prev, c_hat, f, i, d_f, d_i)
+        assert torch.allclose(got, want, atol=1e-14), (d_f, d_i)
+
+
+def test_cell_update_with_all_ones_master_gates_is_plain_lstm():
+    """With all-ones master gates the update is the plain LSTM one."""
+    c_prev, c_hat = torch.randn(4, 3), torch.randn(4, 3)
+    f, i = torch.rand(4, 3), torch.rand(4, 3)
+    ones = torch.ones(4, 1)
+    assert torch.allclose(cell_update(c_prev, c_hat, f, i, ones, ones), f * c_prev + i * c_hat)
+
+
+# --- distances ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_forget_distance_is_expected_split_level(n):
+    logits = torch.randn(5, 2, n, dtype=torch.float64)
+    p = torch.softmax(logits, -1)
+    k = torch.arange(1, n + 1, dtype=torch.float64)
+    expected = (k * p).sum(-1)
+    d = forget_distance(cumax(logits))
+    assert torch.allclose(d, expected, atol=1e-12)
+    assert (d >= 1 - 1e-12).all() and (d <= n + 1e-12).all()
+
+
+def test_forget_distance_of_hard_gate_is_split_level_plus_one():
+    n = 5
+    for d in range(n):
+        assert forget_distance(cumax(hard_logits(n, d))).item() == pytest.approx(d + 1)
+
+
+# --- the fast layer against the reference --------------------------------------------------------
+
+def layer_inputs(T, B, H, chunk, dtype, seed, scale=0.5):
+    n = H // chunk
+    g = torch.Generator().manual_seed(seed)
+    G = 2 * n + 4 * H
+
+    def r(*shape):
+        return (torch.randn(*shape, generator=g, dtype=dtype) * scale).requires_grad_()
+
+    return r(T, B, G), r(G, H), r(B, H), r(B, H)
+
+
+def run_both(fn, inputs, chunk, rule, upstream):
+    x, w, h0, c0 = [t.detach().clone().requires_grad_() for t in inputs]
+    out, c_last, mf, mi = fn(x, w, h0, c0, chunk, rule)
+    d_out, d_c = upstream
+    loss = (out * d_out).sum() + (c_last * d_c).sum()
+    grads = torch.autograd.grad(loss, [x, w, h0, c0])
+    return (out.detach(), c_last.detach(), mf, mi), grads
+
+
+@pytest.mark.parametrize("rule", ["paper", "symmetric"])
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+@pytest.mark.parametrize("T,B", [(1, 1), (7, 3)])
+def test_fast_layer_matches_reference(rule, dtype, tol, T, B):
+    H, chunk = 20, 5
+    inputs = layer_inputs(T, B, H, chunk, dtype, seed=T * 10 + B)
+    g = torch.Generator().manual_seed(99)
+    upstream = (torch.randn(T, B, H, generator=g, dtype=dtype), torch.randn(B, H, generator=g, dtype=dtype))
+    fast, fast_grads = run_both(ONLSTMLayerFunction.apply, inputs, chunk, rule, upstream)
+    ref, ref_grads = run_both(reference_layer, inputs, chunk, rule, upstream)
+    for name, a, b in zip(["outputs", "last cell", "master forget", "master input"], fast, ref):
+        assert a.shape == b.shape, name
+        assert torch.allclose(a, b, atol=tol, rtol=0), f"{name}: max diff {(a - b).abs().max()}"
+    for name, a, b in zip(["x_gates", "w_hh", "h0", "c0"], fast_grads, ref_grads):
+        assert a.abs().sum() > 0, name
+        assert torch.allclose(a, b, atol=tol, rtol=0), f"d {name}: max diff {(a - b).abs().max()}"
+
+
+@pytest.mark.parametrize("rule", ["paper", "symmetric"])
+def test_fast_layer_gradcheck(rule):
+    x, w, h0, c0 = layer_inputs(3, 2, 10, 5, torch.float64, seed=5)
+    assert torch.autograd.gradcheck(lambda *a: ONLSTMLayerFunction.apply(*a, 5, rule)[:2], (x, w, h0, c0))
+
+
+def test_fast_layer_gradient_when_only_outputs_are_used():
+    """The last cell unused (its gradient is None or zeros) must still give reference gradients."""
+    inputs = layer_inputs(4, 2, 10, 5, torch.float64, seed=3)
+    grads = []
+    for fn in (ONLSTMLayerFunction.apply, reference_layer):
+        x, w, h0, c0 = [t.detach().clone().requires_grad_() for t in inputs]
+        out = fn(x, w, h0, c0, 5, "paper")[0]
+        grads.append(torch.autograd.grad(out.sum(), [x, w, h0, c0]))
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-10)
+
+
+# --- the language model --------------------------------------------------------------------------
+
+def tiny_lm(**overrides) -> ONLSTMLanguageModel:
+    torch.manual_seed(0)
+    config = dict(vocab_size=30, emb_size=20, hidden_size=40, n_layers=3, chunk_size=5)
+    config.update(overrides)
+    return ONLSTMLanguageModel(ModelConfig(**config))
+
+
+def tokens(T=6, B=3, V=30, seed=0):
+    return torch.randint(0, V, (T, B), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("rule", ["paper", "symmetric"])
+def test_lm_reference_and_fast_agree_in_eval_mode(rule):
+    model = tiny_lm(master_input=rule).double().eval()
+    x = tokens()
+    with torch.no_grad():
+        fast = model(x)
+        ref = model(x, reference=True)
+    assert fast.logits.shape == (6, 3, 30)
+    assert torch.allclose(fast.logits, ref.logits, atol=1e-10)
+    assert len(fast.distances) == 3
+    for a, b in zip(fast.distances, ref.distances):
+        assert a.shape == (6, 3)
+        assert torch.allclose(a, b, atol=1e-10)
+    for (h1, c1), (h2, c2) in zip(fast.state, ref.state):
+        assert torch.allclose(h1, h2, atol=1e-10) and torch.allclose(c1, c2, atol=1e-10)
+
+
+def test_lm_gradients_reach_every_parameter():
+    model = tiny_lm().train()
+    out = model(tokens(T=8, B=4))
+    loss = torch.nn.functional.cross_entropy(out.logits.reshape(-1, 30), tokens(T=8, B=4, seed=1).reshape(-1))
+    loss.backward()
+    names = [name for name, _ in model.named_parameters()]
+    assert any(name.startswith("layers.2.hh") for name in names)
+    for name, p in model.named_parameters():
+        assert p.grad is not None, name
+        assert torch.isfinite(p.grad).all(), name
+        assert p.grad.abs().sum() > 0, name
+
+
+def test_lm_distances_are_in_level_range():
+    model = tiny_lm().eval()
+    with torch.no_grad():
+        out = model(tokens(), with_logits=False)
+    assert out.logits is None
+    levels = [layer.n_levels for layer in model.layers]
+    assert levels == [8, 8, 4]
+    for d, n in zip(out.distances, levels):
+        assert (d >= 1 - 1e-5).all() and (d <= n + 1e-5).all()
+
+
+def test_lm_state_carries_over():
+    """Running two halves with the state carried over equals running the whole sequence."""
+    model = tiny_lm().double().eval()
+    x = tokens(T=8)
+    with torch.no_grad():
+        whole = model(x)
+        first = model(x[:4])
+        second = model(x[4:], first.state)
+    assert torch.allclose(torch.cat([first.logits, second.logits]), whole.logits, atol=1e-10)
+
+
+def test_dropout_off_in_eval_and_on_in_train():
+    model = tiny_lm()
+    x = tokens()
+    model.eval()
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, model(x).logits)
+    model.train()
+    with torch.no_grad():
+        a, b = model(x).logits, model(x).logits
+    assert not torch.allclose(a, b)
+
+
+def test_dropconnect_alone_changes_train_outputs():
+    model = tiny_lm(dropout=0.0, dropout_h=0.0, dropout_i=0.0, dropout_e=0.0, weight_drop=0.5)
+    x = tokens()
+    model.train()
+    with torch.no_grad():
+        a, b = model(x).logits, model(x).logits
+    assert not torch.allclose(a, b)
+    model.eval()
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, model(x).logits)
+
+
+def test_no_dropout_at_all_makes_train_mode_deterministic():
+    model = tiny_lm(dropout=0.0, dropout_h=0.0, dropout_i=0.0, dropout_e=0.0, weight_drop=0.0).train()
+    x = tokens()
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, model(x).logits)
+
+
+def test_locked_dropout_mask_is_shared_over_time():
+    drop = LockedDropout().train()
+    x = torch.ones(9, 4, 50)
+    y = drop(x, 0.5)
+    assert torch.equal(y, y[:1].expand_as(y))  # same mask at every time step
+    assert (y == 0).any() and (y == 2).any()   # some dropped, the rest scaled by 1/(1−p)
+    drop.eval()
+    assert torch.equal(drop(x, 0.5), x)
+
+
+def test_bad_sizes_are_rejected():
+    with pytest.raises(ValueError):
+        tiny_lm(hidden_size=42)
+    with pytest.raises(ValueError):
+        tiny_lm(master_input="other")

@@ -1,0 +1,295 @@
+"""The model file: round trip, every kind of bad file → one-line ModelFileError, atomic writes."""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+
+from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel
+from onlstm_cli.modelfile import (
+    CHECKPOINT_FORMAT,
+    FORMAT_VERSION,
+    MODEL_FORMAT,
+    ModelFileError,
+    atomic_save,
+    load_model,
+    model_archive,
+    model_from_archive,
+    read_archive,
+    save_model,
+)
+from onlstm_cli.vocab import Tokenizer, Vocabulary
+
+WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
+
+
+def make_model(**overrides):
+    torch.manual_seed(3)
+    config = dict(vocab_size=len(WORDS) + 2, emb_size=20, hidden_size=40, n_layers=3, chunk_size=5,
+                  master_input="symmetric")
+    config.update(overrides)
+    return ONLSTMLanguageModel(ModelConfig(**config))
+
+
+@pytest.fixture
+def saved(tmp_path):
+    model = make_model()
+    # Perturb the weights so a load that silently re-initialised would be noticed.
+    with torch.no_grad():
+        model.decoder_bias.normal_()
+    path = tmp_path / "m.onlstm"
+    tokenizer = Tokenizer("whitespace", lowercase=False, numbers_to_n=True, nfkc=False)
+    meta = {"epochs": 3.5, "valid_ppl": 123.4, "data": {"corpus": "x.txt"}}
+    save_model(path, model, Vocabulary(WORDS), tokenizer, "xx", 3, meta)
+    return path, model, tokenizer, meta
+
+
+def assert_one_line_error(excinfo):
+    message = str(excinfo.value)
+    assert message
+    assert "\n" not in message
+    assert "Traceback" not in message
+    return message
+
+
+# --- round trip -----------------------------------------------------------------------------------
+
+def test_round_trip(saved):
+    path, model, tokenizer, meta = saved
+    loaded = load_model(path)
+    assert loaded.vocab.itos == ["<unk>", "<eos>"] + WORDS
+    assert loaded.tokenizer == tokenizer
+    assert loaded.lang == "xx"
+    assert loaded.parse_layer == 3
+    assert loaded.meta == meta
+    assert loaded.config == model.config
+    assert loaded.path == str(path)
+    assert not loaded.model.training  # loaded models are ready to parse
+    # Weights may be stored at reduced precision (float16); they come back as float32 and equal to the
+    # stored values, which are the original weights up to that rounding.
+    stored = torch.load(path, weights_only=True)["state_dict"]
+    assert set(stored) == set(model.state_dict())
+    for name, tensor in model.state_dict().items():
+        got = loaded.model.state_dict()[name]
+        assert got.dtype == tensor.dtype, name
+        assert torch.equal(got, stored[name].to(tensor.dtype)), name
+        assert torch.allclose(got, tensor, rtol=1e-3, atol=1e-4), name
+    # So the loaded model computes exactly what the original computes with the stored weights.
+    rounded = make_model()
+    rounded.load_state_dict({k: v.to(stored[k].dtype).to(v.dtype) for k, v in model.state_dict().items()})
+    rounded.eval()
+    model.eval()
+    x = torch.randint(0, len(WORDS) + 2, (5, 2), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        a, b, orig = rounded(x), loaded.model(x), model(x)
+    assert torch.equal(a.logits, b.logits)
+    for d1, d2 in zip(a.distances, b.distances):
+        assert torch.equal(d1, d2)
+    assert torch.allclose(b.logits, orig.logits, atol=1e-2)
+    for d1, d2 in zip(orig.distances, b.distances):
+        assert torch.allclose(d1, d2, atol=1e-2)
+
+
+def test_save_then_load_then_save_is_stable(saved, tmp_path):
+    """A loaded model saved again holds exactly the same weights (no drift from repeated rounding)."""
+    path = saved[0]
+    loaded = load_model(path)
+    again = tmp_path / "again.onlstm"
+    save_model(again, loaded.model, loaded.vocab, loaded.tokenizer, loaded.lang, loaded.parse_layer, loaded.meta)
+    a = torch.load(path, weights_only=True)["state_dict"]
+    b = torch.load(again, weights_only=True)["state_dict"]
+    for name in a:
+        assert a[name].dtype == b[name].dtype and torch.equal(a[name], b[name]), name
+
+
+def test_archive_is_plain_data(saved):
+    path = saved[0]
+    archive = torch.load(path, weights_only=True)
+    assert archive["format"] == MODEL_FORMAT and archive["version"] == FORMAT_VERSION
+    assert isinstance(archive["config"], dict) and isinstance(archive["vocab"], list)
+
+
+def test_checkpoint_is_readable_as_model_but_model_is_not_a_checkpoint(saved, tmp_path):
+    path = saved[0]
+    archive = torch.load(path, weights_only=True)
+    archive["format"] = CHECKPOINT_FORMAT
+    ckpt = tmp_path / "m.onlstm.ckpt"
+    atomic_save(archive, ckpt)
+    assert load_model(ckpt).vocab.itos == load_model(path).vocab.itos
+    assert read_archive(ckpt, CHECKPOINT_FORMAT)["format"] == CHECKPOINT_FORMAT
+    with pytest.raises(ModelFileError) as excinfo:
+        read_archive(path, CHECKPOINT_FORMAT)
+    assert "checkpoint" in assert_one_line_error(excinfo)
+
+
+def test_saved_file_is_not_private(saved):
+    """mkstemp makes 0600 files; a model file is chmod-ed to what the umask allows."""
+    umask = os.umask(0)
+    os.umask(umask)
+    assert saved[0].stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# --- bad files ------------------------------------------------------------------------------------
+
+class Exploit:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def bad_files(tmp_path: Path, good: Path) -> dict[str, Path]:
+    files = {}
+    files["missing"] = tmp_path / "nope.onlstm"
+    (tmp_path / "dir.onlstm").mkdir()
+    files["directory"] = tmp_path / "dir.onlstm"
+    files["empty"] = tmp_path / "empty.onlstm"
+    files["empty"].write_bytes(b"")
+    data = good.read_bytes()
+    files["truncated"] = tmp_path / "half.onlstm"
+    files["truncated"].write_bytes(data[: len(data) // 2])
+    files["random"] = tmp_path / "random.onlstm"
+    files["random"].write_bytes(os.urandom(4096))
+    files["text"] = tmp_path / "text.onlstm"
+    files["text"].write_text("hello world\n")
+    files["wrong format"] = tmp_path / "format.onlstm"
+    torch.save({"format": "something-else", "version": FORMAT_VERSION}, files["wrong format"])
+    files["not a dict"] = tmp_path / "list.onlstm"
+    torch.save([1, 2, 3], files["not a dict"])
+    files["wrong version"] = tmp_path / "version.onlstm"
+    archive = torch.load(good, weights_only=True)
+    archive["version"] = FORMAT_VERSION + 1
+    torch.save(archive, files["wrong version"])
+    return files
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "empty", "truncated", "random", "text",
+                                  "wrong format", "not a dict", "wrong version"])
+def test_bad_files_raise_one_line_error(kind, saved, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    path = bad_files(bad, saved[0])[kind]
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    message = assert_one_line_error(excinfo)
+    assert path.name in message
+    if kind == "wrong version":
+        assert str(FORMAT_VERSION + 1) in message
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+@pytest.mark.parametrize("how", ["pickle", "torch.save"])
+def test_malicious_pickle_is_not_executed(how, tmp_path):
+    marker = tmp_path / "MARKER"
+    path = tmp_path / "evil.onlstm"
+    if how == "pickle":
+        path.write_bytes(pickle.dumps(Exploit(marker)))
+    else:
+        torch.save({"format": MODEL_FORMAT, "version": FORMAT_VERSION, "config": Exploit(marker)}, path)
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    assert_one_line_error(excinfo)
+    assert not marker.exists()
+
+
+def good_archive():
+    return model_archive(make_model(), Vocabulary(WORDS), Tokenizer(), "en", 2, {"a": 1})
+
+
+DAMAGE = {
+    "no state_dict": lambda a: a.pop("state_dict"),
+    "state_dict wrong shape": lambda a: a["state_dict"].__setitem__("embedding.weight", torch.zeros(2, 2)),
+    "config not a dict": lambda a: a.__setitem__("config", "abc"),
+    "config unknown key": lambda a: a["config"].__setitem__("zzz", 1),
+    "vocab too short": lambda a: a.__setitem__("vocab", ["<unk>", "<eos>", "the"]),
+    "vocab duplicates": lambda a: a.__setitem__("vocab", ["<unk>", "<eos>"] + ["the"] * len(WORDS)),
+    "tokenizer kind": lambda a: a.__setitem__("tokenizer", {"kind": "zzz"}),
+    "parse layer out of range": lambda a: a.__setitem__("parse_layer", 4),
+    "parse layer zero": lambda a: a.__setitem__("parse_layer", 0),
+    "parse layer not a number": lambda a: a.__setitem__("parse_layer", "two"),
+    "master input rule": lambda a: a["config"].__setitem__("master_input", "zzz"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_archive_raises_model_file_error(damage, tmp_path):
+    archive = good_archive()
+    DAMAGE[damage](archive)
+    path = tmp_path / "damaged.onlstm"
+    torch.save(archive, path)
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    assert "damaged.onlstm" in assert_one_line_error(excinfo)
+
+
+def test_damaged_meta_raises_model_file_error():
+    archive = good_archive()
+    archive["meta"] = [1, 2]
+    with pytest.raises(ModelFileError):
+        model_from_archive(archive, "x.onlstm")
+
+
+def test_zero_chunk_size_raises_model_file_error():
+    archive = good_archive()
+    archive["config"]["chunk_size"] = 0
+    with pytest.raises(ModelFileError):
+        model_from_archive(archive, "x.onlstm")
+
+
+def test_good_archive_loads():
+    """The damage cases above start from an archive that is fine as it is."""
+    loaded = model_from_archive(good_archive(), "x.onlstm")
+    assert loaded.parse_layer == 2 and loaded.meta == {"a": 1}
+
+
+# --- atomic_save --------------------------------------------------------------------------------------
+
+def test_atomic_save_leaves_no_temp_files(tmp_path):
+    target = tmp_path / "sub" / "x.onlstm"
+    atomic_save({"a": torch.ones(3)}, target)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["x.onlstm"]
+    assert torch.equal(torch.load(target, weights_only=True)["a"], torch.ones(3))
+
+
+def test_atomic_save_keeps_old_file_when_save_fails(tmp_path, monkeypatch):
+    target = tmp_path / "x.onlstm"
+    atomic_save({"a": torch.ones(3)}, target)
+    before = target.read_bytes()
+
+    def broken_save(obj, f, *args, **kwargs):
+        f.write(b"partial garbage")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_save({"a": torch.zeros(3)}, target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.onlstm"]
+
+
+def test_atomic_save_cleans_up_on_keyboard_interrupt(tmp_path, monkeypatch):
+    target = tmp_path / "x.onlstm"
+
+    def interrupted(obj, f, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_save({"a": 1}, target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
+    path = saved[0]
+    before = path.read_bytes()
+    monkeypatch.setattr(torch, "save", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(RuntimeError):
+        save_model(path, make_model(), Vocabulary(WORDS), Tokenizer(), "en", 1, {})
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    monkeypatch.undo()
+    assert load_model(path).parse_layer == 3

@@ -1,0 +1,281 @@
+"""Sentences → distances → trees: batching, skipped punctuation, model resolution."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from onlstm_cli.parser import (
+    BUNDLED_MODELS,
+    ModelCache,
+    ParseError,
+    attach_skipped,
+    models_dir,
+    parse_lines,
+    parse_stream,
+    prepare,
+    resolve_model,
+    sentence_distances,
+)
+from onlstm_cli.trees import build_tree, tree_leaves
+
+SENTENCES = [
+    ["the", "cat", "sat", "on", "the", "mat"],
+    ["a", "dog"],
+    ["hello"],
+    ["the", "man", "saw", "a", "bird", "near", "the", "house", "under", "a", "tree"],
+    ["zebra", "the", "unseen"],  # unknown words go in as <unk>
+    ["a", "tree", "liked", "the", "woman"],
+]
+
+
+# --- distances ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [1, 2, 128])
+def test_batched_distances_equal_one_at_a_time(tiny_loaded, batch_size):
+    batched = sentence_distances(tiny_loaded, SENTENCES, batch_size=batch_size)
+    assert [len(d) for d in batched] == [len(s) for s in SENTENCES]
+    for sentence, got in zip(SENTENCES, batched):
+        alone = sentence_distances(tiny_loaded, [sentence])[0]
+        assert got == pytest.approx(alone, abs=1e-5)
+
+
+def test_distances_all_layers(tiny_loaded):
+    per_layer = sentence_distances(tiny_loaded, SENTENCES, all_layers=True)
+    n_layers = tiny_loaded.config.n_layers
+    for sentence, layers in zip(SENTENCES, per_layer):
+        assert len(layers) == n_layers
+        assert all(len(d) == len(sentence) for d in layers)
+    for k in range(1, n_layers + 1):
+        one = sentence_distances(tiny_loaded, SENTENCES, layer=k)
+        for a, layers in zip(one, per_layer):
+            assert a == pytest.approx(layers[k - 1], abs=1e-6)
+
+
+def test_distances_default_to_the_parse_layer(tiny_loaded):
+    default = sentence_distances(tiny_loaded, SENTENCES[:2])
+    explicit = sentence_distances(tiny_loaded, SENTENCES[:2], layer=tiny_loaded.parse_layer)
+    assert default == explicit
+    other = sentence_distances(tiny_loaded, SENTENCES[:2], layer=1)
+    assert other != default
+
+
+def test_distances_are_within_the_level_range(tiny_loaded):
+    n_levels = tiny_loaded.model.layers[tiny_loaded.parse_layer - 1].n_levels
+    for d in sentence_distances(tiny_loaded, SENTENCES):
+        assert all(math.isfinite(x) and 1 - 1e-4 <= x <= n_levels + 1e-4 for x in d)
+
+
+def test_distances_read_each_sentence_from_a_fresh_state(tiny_loaded):
+    """A sentence's distances do not depend on which sentences share its batch."""
+    first = sentence_distances(tiny_loaded, [SENTENCES[0], SENTENCES[3]])[0]
+    second = sentence_distances(tiny_loaded, [SENTENCES[3], SENTENCES[1], SENTENCES[0]])[2]
+    assert first == pytest.approx(second, abs=1e-5)
+
+
+def test_empty_sentences_get_empty_distances(tiny_loaded):
+    got = sentence_distances(tiny_loaded, [[], ["a", "dog"], []])
+    assert got[0] == [] and got[2] == [] and len(got[1]) == 2
+    got = sentence_distances(tiny_loaded, [[]], all_layers=True)
+    assert got == [[[] for _ in range(tiny_loaded.config.n_layers)]]
+
+
+@pytest.mark.parametrize("layer", [0, 4, -1])
+def test_layer_out_of_range(tiny_loaded, layer):
+    with pytest.raises(ParseError):
+        sentence_distances(tiny_loaded, SENTENCES[:1], layer=layer)
+
+
+# --- parse_lines -------------------------------------------------------------------------------------------
+
+def test_parse_keeps_unknown_punctuation_as_leaves(tiny_model_path, tiny_loaded):
+    assert "," not in tiny_loaded.vocab and "!" not in tiny_loaded.vocab
+    [parsed] = parse_lines(["Hello , world !"], model=str(tiny_model_path))
+    assert parsed.tokens == ["Hello", ",", "world", "!"]
+    assert tree_leaves(parsed.tree) == parsed.tokens
+    assert parsed.distances[1] is None and parsed.distances[3] is None
+    assert isinstance(parsed.distances[0], float) and isinstance(parsed.distances[2], float)
+    assert parsed.model == str(tiny_model_path)
+
+
+def test_parse_distances_are_the_fed_words_distances(tiny_model_path, tiny_loaded):
+    [parsed] = parse_lines(["The cat, sat on the mat."], model=str(tiny_model_path))
+    assert parsed.tokens == ["The", "cat", ",", "sat", "on", "the", "mat", "."]
+    fed = [t.lower() for t, d in zip(parsed.tokens, parsed.distances) if d is not None]
+    assert fed == ["the", "cat", "sat", "on", "the", "mat"]
+    expected = sentence_distances(tiny_loaded, [fed])[0]
+    assert [d for d in parsed.distances if d is not None] == pytest.approx(expected, abs=1e-5)
+    assert tree_leaves(parsed.tree) == parsed.tokens
+
+
+def test_parse_tree_is_built_from_the_distances(tiny_model_path):
+    [parsed] = parse_lines(["the cat sat on the mat"], model=str(tiny_model_path))
+    assert parsed.tree == build_tree(parsed.distances, parsed.tokens, "paper")
+    [sym] = parse_lines(["the cat sat on the mat"], model=str(tiny_model_path), split="symmetric")
+    assert sym.tree == build_tree(sym.distances, sym.tokens, "symmetric")
+
+
+def test_parse_known_punctuation_is_fed(tmp_path, tiny_corpus):
+    """Punctuation that is in the vocabulary (a --keep-punct model) is read by the model."""
+    from conftest import TINY_MODEL, QuietReporter, tiny_train_config
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.train import train_model
+    out = tmp_path / "punct.onlstm"
+    train_model(tiny_corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), keep_punct=True,
+                reporter=QuietReporter())
+    assert "," in load_model(out).vocab
+    [parsed] = parse_lines(["Hello , world !"], model=str(out))
+    assert all(d is not None for d in parsed.distances)
+    assert tree_leaves(parsed.tree) == parsed.tokens
+
+
+def test_parse_only_punctuation(tiny_model_path):
+    [parsed] = parse_lines(["! , ?"], model=str(tiny_model_path))
+    assert tree_leaves(parsed.tree) == ["!", ",", "?"]
+    assert parsed.distances == [None, None, None]
+
+
+def test_parse_single_word(tiny_model_path):
+    [parsed] = parse_lines(["hello"], model=str(tiny_model_path))
+    assert parsed.tree == "hello" and len(parsed.distances) == 1
+
+
+def test_empty_lines_give_no_tree(tiny_model_path):
+    results = parse_lines(["", "the cat", "   ", "a dog sat"], model=str(tiny_model_path))
+    assert results[0].tree is None and results[2].tree is None
+    assert results[0].tokens == [] and results[0].distances == []
+    assert tree_leaves(results[1].tree) == ["the", "cat"]
+    assert tree_leaves(results[3].tree) == ["a", "dog", "sat"]
+
+
+def test_parse_pretokenized(tiny_model_path):
+    [parsed] = parse_lines(["don't stop."], model=str(tiny_model_path), pretokenized=True)
+    assert parsed.tokens == ["don't", "stop."]
+    [ptb] = parse_lines(["don't stop."], model=str(tiny_model_path))
+    assert ptb.tokens == ["do", "n't", "stop", "."]
+
+
+def test_parse_batching_does_not_change_trees(tiny_model_path):
+    lines = [" ".join(s) for s in SENTENCES]
+    together = parse_lines(lines, model=str(tiny_model_path), batch_size=128)
+    apart = parse_lines(lines, model=str(tiny_model_path), batch_size=1)
+    for a, b in zip(together, apart):
+        assert a.tokens == b.tokens
+        assert a.distances == pytest.approx(b.distances, abs=1e-5)
+
+
+def test_parse_stream_keeps_order_across_blocks(tiny_model_path):
+    lines = [" ".join(s) for s in SENTENCES] + ["", "a dog"]
+    streamed = list(parse_stream(iter(lines), block=2, model=str(tiny_model_path)))
+    assert [p.tokens for p in streamed] == [p.tokens for p in parse_lines(lines, model=str(tiny_model_path))]
+    assert len(streamed) == len(lines)
+
+
+def test_model_cache_loads_once(tiny_model_path, monkeypatch):
+    import onlstm_cli.modelfile as modelfile
+    calls = []
+    real = modelfile.load_model
+    monkeypatch.setattr(modelfile, "load_model", lambda p: calls.append(p) or real(p))
+    cache = ModelCache()
+    assert cache.get(Path(tiny_model_path)) is cache.get(Path(tiny_model_path))
+    assert len(calls) == 1
+
+
+def test_prepare_marks_unknown_punctuation_only(tiny_loaded):
+    tokens, fed_tokens, fed = prepare(tiny_loaded, "Zebra , 29 cats !")
+    assert tokens == ["Zebra", ",", "29", "cats", "!"]
+    assert fed == [True, False, True, True, False]  # unknown words are fed (as <unk>), punctuation is not
+    assert fed_tokens == ["zebra", "N", "cats"]
+
+
+# --- attach_skipped -------------------------------------------------------------------------------------
+
+def check_attached(tokens, fed, expected):
+    positions = [i for i, f in enumerate(fed) if f]
+    inner = build_tree(list(range(len(positions)))[::-1], positions) if positions else None
+    tree = attach_skipped(inner, fed, tokens)
+    assert tree_leaves(tree) == tokens
+    if expected is not None:
+        assert tree == expected
+    return tree
+
+
+def test_attach_nothing_skipped():
+    # distances decreasing → right-branching [a, [b, c]]
+    check_attached(["a", "b", "c"], [True, True, True], ["a", ["b", "c"]])
+
+
+def test_attach_leading_skipped():
+    check_attached(["``", "(", "a", "b"], [False, False, True, True], ["``", ["(", ["a", "b"]]])
+
+
+def test_attach_trailing_skipped():
+    check_attached(["a", "b", ".", "''"], [True, True, False, False], [[["a", "b"], "."], "''"])
+
+
+def test_attach_inner_skipped_goes_to_the_word_before():
+    check_attached(["a", ",", "b", "c"], [True, False, True, True], [["a", ","], ["b", "c"]])
+    check_attached(["a", "b", ",", "--", "c"], [True, True, False, False, True], ["a", [[["b", ","], "--"], "c"]])
+
+
+def test_attach_all_kinds_at_once():
+    tokens = ["(", "a", ",", "b", ")", "."]
+    fed = [False, True, False, True, False, False]
+    check_attached(tokens, fed, ["(", [[[["a", ","], "b"], ")"], "."]])
+
+
+def test_attach_single_fed_word():
+    check_attached([",", "a", "!"], [False, True, False], [",", ["a", "!"]])
+
+
+def test_attach_nothing_fed():
+    tree = check_attached(["!", ",", "?"], [False, False, False], None)
+    assert isinstance(tree, list)
+
+
+def test_attach_deep_tree_does_not_recurse():
+    n = 3000
+    tokens = [f"w{i}" if i % 2 == 0 else "," for i in range(n)]
+    fed = [i % 2 == 0 for i in range(n)]
+    tree = check_attached(tokens, fed, None)
+    assert len(tree_leaves(tree)) == n
+
+
+# --- resolve_model ------------------------------------------------------------------------------------------
+
+def test_resolve_model_by_script():
+    zh = models_dir() / BUNDLED_MODELS["zh"]
+    en = models_dir() / BUNDLED_MODELS["en"]
+    assert resolve_model(None, "爱真的需要勇气") == zh
+    assert resolve_model(None, "The cat sat.") == en
+    assert resolve_model(None, "") == en
+    assert resolve_model(None, "mixed text with 中文") == zh
+    assert resolve_model("en") == en
+    assert resolve_model("zh") == zh
+    assert resolve_model("en-ptb") == en  # the bundled file's stem works too
+    assert en.name == "en-ptb.onlstm" and zh.name == "zh.onlstm"
+
+
+def test_bundled_models_dir_is_the_repo_models_folder():
+    here = Path(__file__).resolve().parents[1] / "models"
+    if not any(here.glob("*.onlstm")):
+        pytest.skip("no bundled models in the checkout")
+    assert models_dir().resolve() == here.resolve()
+
+
+def test_resolve_model_passes_paths_through(tmp_path):
+    assert resolve_model(str(tmp_path / "x.onlstm")) == tmp_path / "x.onlstm"
+    assert resolve_model("some/dir/model.bin") == Path("some/dir/model.bin")
+    existing = tmp_path / "model"
+    existing.write_bytes(b"")
+    assert resolve_model(str(existing)) == existing
+    assert resolve_model("missing.onlstm", "爱") == Path("missing.onlstm")  # an explicit name wins over script
+
+
+@pytest.mark.parametrize("name", ["fr", "english", "xx-model"])
+def test_resolve_unknown_name(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no file of that name in the working directory
+    with pytest.raises(ParseError) as excinfo:
+        resolve_model(name)
+    assert name in str(excinfo.value) and "\n" not in str(excinfo.value)

@@ -1,0 +1,270 @@
+"""Training: outputs, checkpoints, resume, interrupts, the time budget, bad corpora."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
+from onlstm_cli.train import (
+    TrainingError,
+    batchify,
+    build_vocab,
+    checkpoint_path,
+    read_corpus,
+    token_stream,
+    train_model,
+)
+from onlstm_cli.vocab import Tokenizer
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return {"train": write_corpus(tmp_path / "train.txt", 60, seed=0),
+            "valid": write_corpus(tmp_path / "valid.txt", 12, seed=1)}
+
+
+def adam_steps(optimizer_state: dict) -> list[float]:
+    return [float(s["step"]) for s in optimizer_state["state"].values()]
+
+
+# --- data helpers ----------------------------------------------------------------------------------
+
+def test_read_corpus_normalizes_and_drops_punctuation(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("The Cat sat, in 1,000 houses.\n\n   \n!!! ...\nA dog.\n", encoding="utf-8")
+    sentences = read_corpus(path, Tokenizer())
+    assert sentences == [["the", "cat", "sat", "in", "N", "houses"], ["a", "dog"]]
+    kept = read_corpus(path, Tokenizer(), keep_punct=True)
+    assert kept[0][-1] == "." and "," in kept[0]
+    assert len(kept) == 3  # the punctuation-only line counts once punctuation is kept
+
+
+def test_read_corpus_strips_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes("\ufeffThe cat sat.\n".encode("utf-8"))
+    assert read_corpus(path, Tokenizer()) == [["the", "cat", "sat"]]
+
+
+def test_token_stream_and_batchify():
+    tok = [["a", "b"], ["c"], ["a"]]
+    vocab = build_vocab(tok, None, 1)
+    stream = token_stream(tok, vocab)
+    assert stream.tolist() == [vocab.stoi["a"], vocab.stoi["b"], 1, vocab.stoi["c"], 1, vocab.stoi["a"], 1]
+    data = batchify(torch.arange(11), 3)
+    assert data.shape == (3, 3)
+    assert data[:, 0].tolist() == [0, 1, 2]  # each column is a contiguous piece of the stream
+    assert data[:, 2].tolist() == [6, 7, 8]
+    with pytest.raises(TrainingError):
+        batchify(torch.arange(5), 4)
+
+
+# --- a full run ----------------------------------------------------------------------------------------
+
+def test_train_writes_model_and_checkpoint(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    reporter = QuietReporter()
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=3),
+                         valid=corpus["valid"], reporter=reporter)
+    assert out.is_file()
+    assert checkpoint_path(out).is_file()
+    assert result.out == str(out) and result.checkpoint == str(checkpoint_path(out))
+    assert not result.interrupted and not result.stopped_by_time
+    assert result.epochs_done == pytest.approx(3.0)
+    assert [h["epoch"] for h in result.history] == pytest.approx([1.0, 2.0, 3.0])
+    assert [e[0] for e in reporter.epochs_ended] == [1, 2, 3]
+    assert reporter.progress_calls > 3
+
+    valid = [h["valid_ppl"] for h in result.history]
+    assert all(math.isfinite(v) and v > 1 for v in valid)
+    assert valid[-1] < valid[0]
+    assert result.best_valid_ppl == pytest.approx(min(reporter.epochs_ended[k][2] for k in range(3)))
+
+    loaded = load_model(out)
+    vocab_size = len(loaded.vocab)
+    assert result.best_valid_ppl < vocab_size  # better than a uniform guess
+    assert loaded.config.emb_size == 20 and loaded.config.hidden_size == 40 and loaded.config.chunk_size == 5
+    assert loaded.parse_layer == 2  # the middle of three layers
+    assert "," not in loaded.vocab and "." not in loaded.vocab  # punctuation dropped by default
+    assert "hello" in loaded.vocab
+    meta = loaded.meta
+    assert meta["epochs"] == pytest.approx(3.0)
+    assert meta["valid_ppl"] == pytest.approx(result.best_valid_ppl)
+    assert meta["data"]["corpus"] == str(corpus["train"])
+    assert meta["data"]["valid"] == str(corpus["valid"])
+    assert meta["data"]["train_tokens"] > 0
+    assert meta["train"]["epochs"] == 3
+
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert ckpt["epoch"] == 4 and ckpt["position"] == 0  # the next epoch to run, from its start
+    assert all(v.dtype == torch.float32 for v in ckpt["state_dict"].values() if v.is_floating_point())
+    assert min(adam_steps(ckpt["optimizer"])) > 0
+
+
+def test_train_without_validation_keeps_latest(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1),
+                         reporter=QuietReporter())
+    assert out.is_file()
+    assert result.best_valid_ppl is None
+    assert load_model(out).meta["valid_ppl"] is None
+
+
+def test_train_is_reproducible_with_a_seed(corpus, tmp_path):
+    results = [train_model(corpus["train"], tmp_path / f"m{k}.onlstm", dict(TINY_MODEL),
+                           tiny_train_config(epochs=1), valid=corpus["valid"], reporter=QuietReporter())
+               for k in range(2)]
+    assert results[0].best_valid_ppl == results[1].best_valid_ppl
+
+
+def test_parse_layer_out_of_range(corpus, tmp_path):
+    with pytest.raises(TrainingError):
+        train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(),
+                    parse_layer=4, reporter=QuietReporter())
+
+
+# --- resume --------------------------------------------------------------------------------------------
+
+def test_resume_continues_with_optimizer_state(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    first = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1),
+                        valid=corpus["valid"], reporter=QuietReporter())
+    ckpt1 = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    steps1 = adam_steps(ckpt1["optimizer"])
+    assert min(steps1) > 0
+
+    reporter = QuietReporter()
+    second = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=2),
+                         valid=corpus["valid"], resume=checkpoint_path(out), reporter=reporter)
+    assert reporter.epochs_started == [2]  # epoch 1 is not run again
+    assert second.epochs_done > first.epochs_done
+    assert second.epochs_done == pytest.approx(2.0)
+    assert len(second.history) == 2 and second.history[0] == first.history[0]
+    assert any("resum" in m for m in reporter.messages)
+
+    ckpt2 = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    # Adam's step counts went on from where they were: the optimizer state was restored, not restarted.
+    steps2 = adam_steps(ckpt2["optimizer"])
+    assert steps2 == [s + reporter.progress_calls for s in steps1]
+    assert ckpt2["epoch"] == 3
+    assert load_model(out).meta["epochs"] == pytest.approx(2.0)
+
+
+def test_resume_from_a_model_file_is_refused(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), reporter=QuietReporter())
+    from onlstm_cli.modelfile import ModelFileError
+    with pytest.raises(ModelFileError):
+        train_model(corpus["train"], tmp_path / "n.onlstm", resume=out, reporter=QuietReporter())
+
+
+# --- interrupts and the time budget ------------------------------------------------------------------
+
+class InterruptingReporter(QuietReporter):
+    def __init__(self, after: int):
+        super().__init__()
+        self.after = after
+
+    def progress(self, *args):
+        super().progress(*args)
+        if self.progress_calls >= self.after:
+            raise KeyboardInterrupt
+
+
+def test_keyboard_interrupt_leaves_model_and_checkpoint(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    reporter = InterruptingReporter(after=2)
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=5),
+                         valid=corpus["valid"], reporter=reporter)
+    assert result.interrupted
+    assert reporter.progress_calls == 2
+    assert reporter.epochs_ended == []  # interrupted inside the first epoch
+    loaded = load_model(out)
+    assert loaded.config.hidden_size == 40
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert ckpt["epoch"] == 1 and ckpt["position"] > 0
+    assert adam_steps(ckpt["optimizer"]) and min(adam_steps(ckpt["optimizer"])) == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+    # The interrupted run resumes mid-epoch and finishes.
+    resumed = QuietReporter()
+    result2 = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1),
+                          valid=corpus["valid"], resume=checkpoint_path(out), reporter=resumed)
+    assert not result2.interrupted
+    assert resumed.epochs_started == [1]
+    assert result2.epochs_done == pytest.approx(1.0)
+    assert min(adam_steps(read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)["optimizer"])) \
+        == 2 + resumed.progress_calls
+
+
+def test_keyboard_interrupt_keeps_an_existing_better_model(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), valid=corpus["valid"],
+                reporter=QuietReporter())
+    before = out.read_bytes()
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=3),
+                         valid=corpus["valid"], resume=checkpoint_path(out), reporter=InterruptingReporter(1))
+    assert result.interrupted
+    assert out.read_bytes() == before
+
+
+def test_time_budget_stops_early(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    reporter = QuietReporter()
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=50, time_budget=1e-6),
+                         valid=corpus["valid"], reporter=reporter)
+    assert result.stopped_by_time and not result.interrupted
+    assert reporter.progress_calls == 1
+    assert 0 < result.epochs_done < 1
+    assert out.is_file() and load_model(out).meta["epochs"] == pytest.approx(result.epochs_done)
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert ckpt["epoch"] == 1 and ckpt["position"] > 0
+
+
+# --- bad input --------------------------------------------------------------------------------------------
+
+def test_non_utf8_corpus(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("the café sat\n".encode("latin-1"))
+    with pytest.raises(TrainingError) as excinfo:
+        train_model(path, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(), reporter=QuietReporter())
+    assert "UTF-8" in str(excinfo.value) and "\n" not in str(excinfo.value)
+    assert not (tmp_path / "m.onlstm").exists()
+
+
+def test_non_utf8_valid(corpus, tmp_path):
+    path = tmp_path / "bad_valid.txt"
+    path.write_bytes(b"the \xff cat\n")
+    with pytest.raises(TrainingError):
+        train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(), valid=path,
+                    reporter=QuietReporter())
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n", ". , !\n?? --\n"])
+def test_empty_corpus(tmp_path, content):
+    path = tmp_path / "empty.txt"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(TrainingError):
+        train_model(path, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(), reporter=QuietReporter())
+
+
+def test_missing_corpus(tmp_path):
+    with pytest.raises(TrainingError):
+        train_model(tmp_path / "nope.txt", tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(),
+                    reporter=QuietReporter())
+
+
+def test_too_little_text_for_the_batch_size(tmp_path):
+    path = tmp_path / "short.txt"
+    path.write_text("a b c\n", encoding="utf-8")
+    with pytest.raises(TrainingError):
+        train_model(path, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(batch_size=64),
+                    reporter=QuietReporter())
+
+
+def test_unknown_optimizer(corpus, tmp_path):
+    with pytest.raises(TrainingError):
+        train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(optimizer="rmsprop"),
+                    reporter=QuietReporter())

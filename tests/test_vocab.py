@@ -1,0 +1,189 @@
+"""Tokenizer (PTB, jieba, whitespace), normalization and the vocabulary."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from onlstm_cli.vocab import (
+    EOS,
+    UNK,
+    Tokenizer,
+    Vocabulary,
+    default_tokenizer,
+    has_cjk,
+    is_punctuation,
+)
+
+# --- splitting ------------------------------------------------------------------------------------
+
+
+def test_ptb_split_final_period_is_its_own_token():
+    tokens = Tokenizer("ptb").split("The cat sat on the mat.")
+    assert tokens[-1] == "."
+    assert tokens[:-1] == ["The", "cat", "sat", "on", "the", "mat"]
+
+
+def test_ptb_split_ignores_trailing_newline():
+    assert Tokenizer("ptb").split("The cat sat.\n") == Tokenizer("ptb").split("The cat sat.")
+
+
+def test_ptb_split_contractions():
+    tokens = Tokenizer("ptb").split("I don't know.")
+    assert "do" in tokens and "n't" in tokens
+    assert tokens.index("n't") == tokens.index("do") + 1
+    assert "don't" not in tokens
+
+
+def test_ptb_split_keeps_special_tokens_whole():
+    tokens = Tokenizer("ptb").split("the <unk> sat on <unk> mat and <eos>")
+    assert tokens.count("<unk>") == 2
+    assert "<eos>" in tokens
+    assert "<" not in tokens and "unk" not in tokens
+    assert tokens[1] == "<unk>"
+
+
+def test_ptb_split_commas_are_tokens():
+    assert Tokenizer("ptb").split("Hello, world!") == ["Hello", ",", "world", "!"]
+
+
+def test_whitespace_and_pretokenized_split_on_spaces_only():
+    line = "don't  stop.  now"
+    assert Tokenizer("whitespace").split(line) == ["don't", "stop.", "now"]
+    assert Tokenizer("ptb").split(line, pretokenized=True) == ["don't", "stop.", "now"]
+
+
+def test_jieba_splits_chinese_into_words():
+    text = "爱真的需要勇气"
+    words = Tokenizer("jieba").split(text)
+    assert len(words) >= 3
+    assert "".join(words) == text
+    assert all(w.strip() == w and w for w in words)
+
+
+def test_jieba_drops_whitespace_tokens():
+    words = Tokenizer("jieba").split("  我 爱 北京 \n")
+    assert words and all(w.strip() for w in words)
+    assert "".join(words) == "我爱北京"
+
+
+def test_unknown_tokenizer_kind():
+    with pytest.raises(ValueError):
+        Tokenizer("spacy")
+
+
+def test_default_tokenizers():
+    assert default_tokenizer("en").kind == "ptb"
+    assert default_tokenizer("zh").kind == "jieba"
+    assert default_tokenizer("de").kind == "whitespace"
+
+
+def test_has_cjk():
+    assert has_cjk("hello 爱")
+    assert not has_cjk("hello world ，。")  # full-width punctuation alone is not CJK text
+
+
+# --- normalization --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("number", ["29", "3.5", "1,000", "-5", "12:30", "50%", "１２"])
+def test_numbers_become_n(number):
+    assert Tokenizer().normalize(number) == "N"
+
+
+@pytest.mark.parametrize("word", ["1990s", "a1", "-", ".", "N.Y.", "n't"])
+def test_non_numbers_stay(word):
+    assert Tokenizer().normalize(word) == word.lower()
+
+
+def test_normalize_lowercases():
+    assert Tokenizer().normalize("The") == "the"
+    assert Tokenizer(lowercase=False).normalize("The") == "The"
+
+
+def test_normalize_nfkc_full_width():
+    assert Tokenizer(numbers_to_n=False).normalize("２９") == "29"
+    assert Tokenizer().normalize("Ｈｅｌｌｏ") == "hello"
+    assert Tokenizer(nfkc=False, numbers_to_n=False, lowercase=False).normalize("２９") == "２９"
+
+
+def test_numbers_to_n_can_be_off():
+    assert Tokenizer(numbers_to_n=False).normalize("1,000") == "1,000"
+
+
+def test_special_tokens_are_not_normalized():
+    t = Tokenizer()
+    assert t.normalize("<unk>") == "<unk>"
+    assert t.normalize("<UNK>") == "<UNK>"  # left exactly as written, not lower-cased
+
+
+def test_tokenizer_dict_round_trip():
+    t = Tokenizer("jieba", lowercase=False, numbers_to_n=False, nfkc=True)
+    assert Tokenizer(**t.to_dict()) == t
+
+
+# --- punctuation ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("token", [",", ".", "--", "''", "``", "。", "，", "$", "!?", "-"])
+def test_is_punctuation_true(token):
+    assert is_punctuation(token)
+
+
+@pytest.mark.parametrize("token", ["", "a", "n't", "N", "3", "-LRB-", "爱", "a.", "<unk>"])
+def test_is_punctuation_false(token):
+    assert not is_punctuation(token)
+
+
+# --- vocabulary ---------------------------------------------------------------------------------------
+
+COUNTS = Counter({"the": 10, "cat": 5, "dog": 5, "sat": 3, "mat": 1, "on": 2})
+
+
+def test_special_ids():
+    v = Vocabulary.build(COUNTS)
+    assert v.itos[0] == UNK and v.itos[1] == EOS
+    assert v.stoi[UNK] == v.unk_id == 0
+    assert v.stoi[EOS] == v.eos_id == 1
+    assert len(v) == len(COUNTS) + 2
+
+
+def test_most_frequent_first_ties_alphabetical():
+    v = Vocabulary.build(COUNTS)
+    assert v.itos[2:] == ["the", "cat", "dog", "sat", "on", "mat"]
+
+
+def test_build_does_not_depend_on_insertion_order():
+    reordered = Counter(dict(reversed(list(COUNTS.items()))))
+    assert Vocabulary.build(reordered).itos == Vocabulary.build(COUNTS).itos
+
+
+@pytest.mark.parametrize("max_size", [2, 3, 5, 8, 100])
+def test_max_size_counts_the_specials(max_size):
+    v = Vocabulary.build(COUNTS, max_size=max_size)
+    assert len(v) == min(max_size, len(COUNTS) + 2)
+    assert v.itos[:2] == [UNK, EOS]
+    if max_size >= 3:
+        assert "the" in v
+
+
+def test_min_freq():
+    v = Vocabulary.build(COUNTS, min_freq=3)
+    assert set(v.itos[2:]) == {"the", "cat", "dog", "sat"}
+    assert "mat" not in v and "on" not in v
+
+
+def test_specials_in_counts_are_not_duplicated():
+    v = Vocabulary.build(Counter({"<unk>": 50, "<eos>": 40, "a": 1}))
+    assert v.itos == [UNK, EOS, "a"]
+
+
+def test_encode_unknown_words_to_unk():
+    v = Vocabulary.build(COUNTS)
+    ids = v.encode(["the", "zebra", "cat", "<unk>"])
+    assert ids[0] == v.stoi["the"] and ids[2] == v.stoi["cat"]
+    assert ids[1] == 0 and ids[3] == 0
+    assert "zebra" not in v
+
+
+def test_duplicates_rejected():
+    with pytest.raises(ValueError):
+        Vocabulary(["a", "b", "a"])
