@@ -195,6 +195,26 @@ class ONLSTMLayerFunction(torch.autograd.Function):
         return d_gates, d_w_hh, d_h, d_c, None, None
 
 
+def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = "paper"):
+    """The forward pass of `ONLSTMLayerFunction` without the saved activations (parsing, validation)."""
+    T, B, _ = x_gates.shape
+    H = w_hh.shape[1]
+    n = H // chunk_size
+    w_t = w_hh.t().contiguous()
+    outputs = x_gates.new_empty(T, B, H)
+    master_f, master_i = x_gates.new_empty(T, B, n), x_gates.new_empty(T, B, n)
+    h, c = h0, c0.reshape(B, n, chunk_size)
+    for t in range(T):
+        gates = torch.addmm(x_gates[t], h, w_t)
+        mf = torch.cumsum(torch.softmax(gates[:, n:2 * n], -1), -1, out=master_f[t])
+        master_i[t] = master_input_gate(gates[:, :n], master_input)
+        a = torch.sigmoid(gates[:, 2 * n:].view(B, 4, n, chunk_size))
+        c_hat = torch.tanh(gates[:, 2 * n + H:2 * n + 2 * H]).view(B, n, chunk_size)
+        c = cell_update(c, c_hat, a[:, 3], a[:, 2], mf[:, :, None], master_i[t][:, :, None])
+        h = torch.mul(a[:, 0].reshape(B, H), torch.tanh(c).view(B, H), out=outputs[t])
+    return outputs, c.reshape(B, H), master_f, master_i
+
+
 class LockedDropout(nn.Module):
     """Variational dropout: one mask per sequence, shared over all time steps."""
 
@@ -237,7 +257,12 @@ class ONLSTMLayer(nn.Module):
         x_gates = self.ih(x)  # the whole sequence's input projection in one matmul
         # DropConnect: one mask on the recurrent weights per forward call, i.e. per batch.
         w_hh = F.dropout(self.hh.weight, self.weight_drop, self.training)
-        run = reference_layer if reference else ONLSTMLayerFunction.apply
+        if reference:
+            run = reference_layer
+        elif torch.is_grad_enabled() and (x_gates.requires_grad or w_hh.requires_grad):
+            run = ONLSTMLayerFunction.apply
+        else:
+            run = inference_layer  # nothing to differentiate: keep no activations for a backward pass
         out, c_last, master_f, master_i = run(x_gates, w_hh, h0, c0, self.chunk_size, self.master_input)
         return out, (out[-1], c_last), master_f, master_i
 
@@ -302,15 +327,20 @@ class ONLSTMLanguageModel(nn.Module):
                 for layer in self.layers]
 
     def forward(self, tokens: torch.Tensor, state=None, reference: bool = False,
-                with_logits: bool = True) -> LMOutput:
-        """tokens: (T, B) word ids. Returns logits, the new state, and every layer's distances and gates."""
+                with_logits: bool = True, up_to_layer: int | None = None) -> LMOutput:
+        """tokens: (T, B) word ids. Returns logits, the new state, and every layer's distances and gates.
+
+        up_to_layer (1-based) stops after that layer — all that parsing with it needs; no logits then.
+        """
         cfg = self.config
         if state is None:
             state = self.init_state(tokens.shape[1])
         x = embedding_dropout(self.embedding, tokens, cfg.dropout_e, self.training)
         x = self.lockdrop(x, cfg.dropout_i)
         new_state, distances, forget, inputs = [], [], [], []
-        for k, layer in enumerate(self.layers):
+        layers = self.layers if up_to_layer is None else self.layers[:up_to_layer]
+        with_logits = with_logits and len(layers) == len(self.layers)
+        for k, layer in enumerate(layers):
             x, layer_state, master_f, master_i = layer(x, state[k], reference=reference)
             new_state.append(layer_state)
             distances.append(forget_distance(master_f))

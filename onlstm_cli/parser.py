@@ -85,8 +85,8 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
             ids = torch.full((longest + 1, len(batch)), vocab.eos_id, dtype=torch.long)
             for b, i in enumerate(batch):
                 ids[1:len(sentences[i]) + 1, b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
-            out = model(ids.to(device), with_logits=False)
-            dist = torch.stack(out.distances).cpu()  # (layers, T+1, B)
+            out = model(ids.to(device), with_logits=False, up_to_layer=None if all_layers else layer)
+            dist = torch.stack(out.distances).cpu()  # (layers run, T+1, B)
             for b, i in enumerate(batch):
                 n = len(sentences[i])
                 if all_layers:

@@ -251,6 +251,36 @@ def test_lm_reference_and_fast_agree_in_eval_mode(rule):
         assert torch.allclose(h1, h2, atol=1e-10) and torch.allclose(c1, c2, atol=1e-10)
 
 
+@pytest.mark.parametrize("rule", ["paper", "symmetric"])
+def test_lm_all_three_paths_agree(rule):
+    """no_grad runs the lean inference layer, grad mode the autograd.Function, reference=True the oracle."""
+    model = tiny_lm(master_input=rule).double().eval()
+    x = tokens(T=9, B=4, seed=3)
+    with torch.no_grad():
+        lean = model(x)
+        ref = model(x, reference=True)
+    fast = model(x)
+    assert fast.logits.requires_grad and not lean.logits.requires_grad
+    for out in (lean, fast):
+        assert torch.allclose(out.logits, ref.logits, atol=1e-10)
+        for a, b in zip(out.distances, ref.distances):
+            assert torch.allclose(a, b, atol=1e-10)
+        for a, b in zip(out.master_input, ref.master_input):
+            assert torch.allclose(a, b, atol=1e-10)
+
+
+def test_up_to_layer_gives_the_same_distances_and_no_logits():
+    model = tiny_lm().eval()
+    x = tokens(T=7, B=2, seed=4)
+    with torch.no_grad():
+        full = model(x)
+        part = model(x, up_to_layer=2)
+    assert part.logits is None
+    assert len(part.distances) == 2
+    for a, b in zip(part.distances, full.distances[:2]):
+        assert torch.equal(a, b)
+
+
 def test_lm_gradients_reach_every_parameter():
     model = tiny_lm().train()
     out = model(tokens(T=8, B=4))
