@@ -55,7 +55,7 @@ def friendly_errors(command):
             fail(str(e))
         except Exception as e:  # noqa: BLE001 — the known error classes of our modules
             name = type(e).__name__
-            if name in ("ModelFileError", "TrainingError", "GoldFormatError", "ParseError"):
+            if name in ("ModelFileError", "TrainingError", "GoldFormatError", "ParseError", "DeviceError"):
                 fail(str(e))
             if isinstance(e, (OSError, UnicodeError)):
                 fail(str(e).splitlines()[0] if str(e) else name)
@@ -228,6 +228,7 @@ def parse(
     split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
     batch_size: int = typer.Option(128, "--batch-size", help="Sentences per forward pass."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
 ):
     """Parse sentences (one a line) into unlabeled binary trees."""
     from .formats import to_ascii, to_bracket, to_json, to_rich
@@ -239,7 +240,7 @@ def parse(
         raise UserError("--layer must be at least 1")
     if files is None and sys.stdin.isatty():
         raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
-    cache = ModelCache()
+    cache = ModelCache(device)
     if model is not None:
         cache.get(resolve_model(model))  # a bad --model fails before any input is read
     fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
@@ -291,6 +292,7 @@ def evaluate(
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
     split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
@@ -311,7 +313,7 @@ def evaluate(
         from .trees import build_tree
         sample = " ".join(w for s in sentences[:50] for w in s.words)
         path = resolve_model(model, sample)
-        loaded = ModelCache().get(path)
+        loaded = ModelCache(device).get(path)
         layer = loaded.parse_layer if layer is None else layer
         normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
         per_layer = sentence_distances(loaded, normalized, layer, all_layers=True)

@@ -22,6 +22,21 @@ import torch.nn.functional as F
 MASTER_INPUT_RULES = ("paper", "symmetric")
 
 
+class DeviceError(ValueError):
+    """An unusable --device; the message is one line for the user."""
+
+
+def resolve_device(name: str) -> torch.device:
+    """auto → cuda when torch sees a GPU, else cpu."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name not in ("cpu", "cuda"):
+        raise DeviceError(f"unknown device {name!r}; expected auto, cpu or cuda")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise DeviceError("--device cuda was asked for, but torch sees no CUDA device here")
+    return torch.device(name)
+
+
 def cumax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """cumsum(softmax(x)): a soft version of a 0…0 1…1 step vector, increasing from ~0 to exactly 1."""
     return torch.cumsum(F.softmax(x, dim=dim), dim=dim)

@@ -48,16 +48,20 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
 
 
 class ModelCache:
-    """Loads each model file once per process."""
+    """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda")."""
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         self._loaded = {}
+        self.device = device
 
     def get(self, path: Path):
+        from .model import resolve_device
         from .modelfile import load_model
         key = str(path)
         if key not in self._loaded:
-            self._loaded[key] = load_model(path)
+            loaded = load_model(path)
+            loaded.model.to(resolve_device(self.device))
+            self._loaded[key] = loaded
         return self._loaded[key]
 
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from . import __version__
-from .model import ModelConfig, ONLSTMLanguageModel
+from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save, model_archive, model_from_archive,
                         read_archive, save_model)
 from .vocab import Tokenizer, Vocabulary, is_punctuation
@@ -91,16 +91,6 @@ def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
     if n < 2:
         raise TrainingError(f"too little text for batch size {batch_size} ({stream.numel()} tokens)")
     return stream[: n * batch_size].view(batch_size, n).t().contiguous()
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise TrainingError("--device cuda was asked for, but torch sees no CUDA device here")
-    if name not in ("cpu", "cuda"):
-        raise TrainingError(f"unknown device {name!r}; expected auto, cpu or cuda")
-    return torch.device(name)
 
 
 def detach(state):

@@ -148,6 +148,19 @@ def test_parse_layer_out_of_range(runner, model, layer):
     assert_user_error(result, "--layer")
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("command", ["parse", "evaluate"])
+def test_device_cuda_without_gpu_is_a_user_error(runner, model, command):
+    args = [command, "--model", model, "--device", "cuda"]
+    if command == "evaluate":
+        args += ["--gold", GOLD]
+    assert_user_error(run(runner, args, input="the cat sat\n"), "cuda")
+
+
+def test_parse_unknown_device(runner, model):
+    assert_user_error(run(runner, ["parse", "--model", model, "--device", "tpu"], input="the cat\n"), "tpu")
+
+
 def test_parse_empty_stdin(runner, model):
     assert_user_error(run(runner, ["parse", "--model", model], input=""), "no input")
 
