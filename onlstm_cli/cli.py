@@ -14,6 +14,8 @@ from typing import List, Optional
 
 import typer
 
+from .errors import OnlstmError
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
 
@@ -31,8 +33,8 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
     """Unsupervised constituency trees from Ordered-Neurons LSTM language models."""
 
 
-class UserError(Exception):
-    """Bad input or options: reported as one line, exit code 2."""
+class UserError(OnlstmError):
+    """Bad command-line input or options."""
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -44,19 +46,16 @@ def friendly_errors(command):
     """Turn every expected failure into one line on stderr and a non-zero exit code, never a traceback."""
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from .vocab import Tokenizer  # noqa: F401  (cheap; keeps the import order stable)
         try:
             return command(*args, **kwargs)
         except typer.Exit:
             raise
         except KeyboardInterrupt:
             fail("interrupted", 130)
-        except UserError as e:
+        except OnlstmError as e:
             fail(str(e))
-        except Exception as e:  # noqa: BLE001 — the known error classes of our modules
+        except Exception as e:  # noqa: BLE001 — anything else is still one line, never a traceback
             name = type(e).__name__
-            if name in ("ModelFileError", "TrainingError", "GoldFormatError", "ParseError", "DeviceError"):
-                fail(str(e))
             if isinstance(e, (OSError, UnicodeError)):
                 fail(str(e).splitlines()[0] if str(e) else name)
             if os.environ.get("ONLSTM_DEBUG"):

@@ -18,7 +18,8 @@ import nltk
 import rich.text
 import rich.tree
 
-from onlstm_cli.trees import Tree, fold_tree, tree_leaves
+from .errors import OnlstmError
+from .trees import Tree, fold_tree, tree_leaves
 
 # Penn Treebank tags of real words (the list in the PRPN / ON-LSTM data code). Everything
 # else is dropped before evaluation: punctuation, -NONE- traces, $, #, -LRB-, ...
@@ -31,7 +32,7 @@ TRACE_TAG = "-NONE-"
 CONLLU_DROPPED_UPOS = frozenset({"PUNCT"})
 
 
-class GoldFormatError(ValueError):
+class GoldFormatError(OnlstmError, ValueError):
     """A gold or predicted tree file that cannot be read; the message names file and line."""
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from statistics import mean
 from typing import Iterable, Sequence
 
-from onlstm_cli.formats import GoldSentence
-from onlstm_cli.trees import Tree, tree_leaves, tree_spans
-from onlstm_cli.trees import baseline_trees as baseline_trees_over_words
+from .formats import GoldSentence
+from .trees import Tree, tree_leaves, tree_spans
 
 Span = tuple[int, int]
 
@@ -53,11 +52,6 @@ def best_binary_f1(gold_spans: set[Span], n_words: int) -> float:
     The gold tree is only n-ary, so precision is |gold| / (n - 2).
     """
     return _f1(len(gold_spans), _binary_span_count(n_words), len(gold_spans))
-
-
-def baseline_trees(gold: Sequence[GoldSentence], name: str, seed: int = 0) -> list[Tree]:
-    """right / left / balanced / random trees over each gold sentence's kept words."""
-    return baseline_trees_over_words([sentence.words for sentence in gold], name, seed)
 
 
 def _percent(value: float) -> float:

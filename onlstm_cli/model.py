@@ -19,10 +19,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .errors import OnlstmError
+
 MASTER_INPUT_RULES = ("paper", "symmetric")
 
 
-class DeviceError(ValueError):
+class DeviceError(OnlstmError, ValueError):
     """An unusable --device; the message is one line for the user."""
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from .errors import OnlstmError
 from .model import ModelConfig, ONLSTMLanguageModel
 from .vocab import Tokenizer, Vocabulary
 
@@ -27,7 +28,7 @@ CHECKPOINT_FORMAT = "onlstm-checkpoint"
 FORMAT_VERSION = 1
 
 
-class ModelFileError(Exception):
+class ModelFileError(OnlstmError):
     """A model or checkpoint file that cannot be used; the message is one line for the user."""
 
 

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .errors import OnlstmError
 from .trees import Tree, build_tree, right_branching
 from .vocab import has_cjk, is_punctuation
 
 BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh.onlstm"}
 
 
-class ParseError(Exception):
+class ParseError(OnlstmError):
     """A problem with parse input or options; the message is one line for the user."""
 
 

@@ -4,13 +4,12 @@ import pytest
 
 from onlstm_cli.formats import read_gold
 from onlstm_cli.metrics import (
-    baseline_trees,
     best_binary_f1,
     corpus_f1,
     evaluate,
     sentence_f1,
 )
-from onlstm_cli.trees import tree_spans
+from onlstm_cli.trees import baseline_trees, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"
@@ -52,7 +51,7 @@ def test_best_binary_f1():
 
 def test_evaluate_on_hand_made_gold():
     gold = read_gold(FIXTURES / "gold_small.trees")[:2]
-    trees = baseline_trees(gold, "right")
+    trees = baselines(gold, "right")
     assert [tree_spans(t) for t in trees] == [RIGHT_6, {(1, 5), (2, 5), (3, 5)}]
     report = evaluate(gold, trees)
     assert report["sentences"] == 2
@@ -73,16 +72,20 @@ def test_evaluate_on_hand_made_gold():
 def test_evaluate_rejects_mismatched_trees():
     gold = read_gold(FIXTURES / "gold_small.trees")
     with pytest.raises(ValueError, match="2 trees for 3 gold sentences"):
-        evaluate(gold, baseline_trees(gold, "right")[:2])
+        evaluate(gold, baselines(gold, "right")[:2])
     with pytest.raises(ValueError, match="gold_small.trees:1: the tree has 2 words"):
-        evaluate(gold, [["a", "b"]] + baseline_trees(gold, "right")[1:])
+        evaluate(gold, [["a", "b"]] + baselines(gold, "right")[1:])
+
+
+def baselines(gold, name):
+    return baseline_trees([sentence.words for sentence in gold], name)
 
 
 @pytest.mark.skipif(not PTB_DEV.exists(), reason="shared PTB dev trees not present")
 def test_pinned_baselines_on_ptb_dev():
     gold = read_gold(PTB_DEV)
     assert len(gold) == 1921
-    figures = {name: evaluate(gold, baseline_trees(gold, name))["sentence_f1"]
+    figures = {name: evaluate(gold, baselines(gold, name))["sentence_f1"]
                for name in ("right", "left", "balanced")}
     assert figures == {"right": 39.94, "left": 8.66, "balanced": 21.34}
 
@@ -91,4 +94,4 @@ def test_pinned_baselines_on_ptb_dev():
 def test_balanced_baseline_on_ud_chinese_dev():
     gold = read_gold(UD_ZH_DEV)
     assert len(gold) == 500
-    assert evaluate(gold, baseline_trees(gold, "balanced"))["sentence_f1"] == 17.05
+    assert evaluate(gold, baselines(gold, "balanced"))["sentence_f1"] == 17.05
