@@ -230,7 +230,7 @@ def parse(
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
 ):
     """Parse sentences (one a line) into unlabeled binary trees."""
-    from .formats import to_ascii, to_bracket, to_json, to_rich
+    from .formats import distances_text, to_ascii, to_bracket, to_json, to_rich
     from .parser import ModelCache, parse_stream, resolve_model
 
     if batch_size < 1:
@@ -255,23 +255,19 @@ def parse(
         if sentence.tree is None:
             out.write("\n")
             continue
-        shown = ["-" if d is None else f"{d:.2f}" for d in sentence.distances]
+        shown = distances_text(sentence.tokens, sentence.distances) if distances else ""
         if fmt == OutputFormat.bracket:
-            line = to_bracket(sentence.tree)
-            if distances:
-                line += "\t" + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown))
-            out.write(line + "\n")
+            out.write(to_bracket(sentence.tree) + (f"\t{shown}" if distances else "") + "\n")
         elif fmt == OutputFormat.json:
             out.write(to_json(sentence.tree, sentence.distances) + "\n")
         elif fmt == OutputFormat.nltk:
             out.write(to_ascii(sentence.tree).rstrip("\n") + "\n")
             if distances:
-                out.write("distances: " + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown)) + "\n")
+                out.write(f"distances: {shown}\n")
         else:
             console.print(to_rich(sentence.tree))
             if distances:
-                console.print("distances: " + " ".join(f"{t}:{d}" for t, d in zip(sentence.tokens, shown)),
-                              markup=False)
+                console.print(f"distances: {shown}", markup=False)
     out.flush()
     if seen == 0:
         raise UserError("no input: stdin was empty")

@@ -107,6 +107,11 @@ def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -
     return "{" + ", ".join(parts) + "}"
 
 
+def distances_text(tokens: Sequence[str], distances: Sequence[Optional[float]]) -> str:
+    """`word:2.31 ,:- word:1.07`: each token with its distance (`-` for a token the model did not read)."""
+    return " ".join(f"{t}:{'-' if d is None else f'{d:.2f}'}" for t, d in zip(tokens, distances))
+
+
 def to_rich(tree: Tree) -> rich.tree.Tree:
     """A rich renderable; words are Text, so "[...]" in a word is not read as markup."""
     def leaf(word: str) -> rich.tree.Tree:
