@@ -35,10 +35,10 @@ class TrainingError(OnlstmError):
 class TrainConfig:
     epochs: int = 100
     time_budget: float | None = 3600.0  # seconds; None = no limit
-    batch_size: int = 64
+    batch_size: int = 20
     bptt: int = 70
-    optimizer: str = "adam"             # "adam" or "sgd" (the paper: SGD, lr 30, 1000 epochs)
-    lr: float = 0.002
+    optimizer: str = "sgd"              # the paper's recipe (SGD, lr 30); "adam" wants lr ~0.002
+    lr: float = 30.0
     weight_decay: float = 1.2e-6
     clip: float = 0.25
     seed: int = 1111
