@@ -75,7 +75,7 @@ def quiet_reporter():
 
 def tiny_train_config(**overrides):
     from onlstm_cli.train import TrainConfig
-    options = dict(epochs=1, time_budget=None, batch_size=4, bptt=10, lr=0.01, seed=1, device="cpu",
+    options = dict(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01, seed=1, device="cpu",
                    threads=1, eval_batch_size=2)
     options.update(overrides)
     return TrainConfig(**options)
