@@ -288,6 +288,7 @@ def evaluate(
     split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
+    text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
@@ -317,6 +318,9 @@ def evaluate(
         def model_trees(k: int):
             return [build_tree(d[k - 1], s.words, split.value) for d, s in zip(per_layer, sentences)]
 
+        if text:
+            from .train import text_perplexity
+            report["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
         systems[f"onlstm (layer {layer})"] = score(sentences, model_trees(layer))
         if all_layers:
             for k in range(1, loaded.config.n_layers + 1):
@@ -357,6 +361,8 @@ def print_report(report: dict) -> None:
     first = next(iter(report["systems"].items()))
     by_length = "  ".join(f"{k}: {v['sentence_f1']:.1f} ({v['sentences']})" for k, v in first[1]["f1_by_length"].items())
     console.print(f"{first[0]} sentence F1 by length (sentences): {by_length}", markup=False)
+    for path, ppl in report.get("perplexity", {}).items():
+        console.print(f"perplexity on {path}: {ppl:.2f}", markup=False)
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
                   f"sentence; F1 per sentence, averaged; {report['split']} split rule.", style="dim")
 

@@ -114,6 +114,15 @@ def evaluate_perplexity(model: ONLSTMLanguageModel, data: torch.Tensor, bptt: in
     return math.exp(min(total_loss / max(total, 1), 50.0))
 
 
+def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | None = None) -> float:
+    """A trained model's perplexity on a text, read exactly as its training text and validation were."""
+    data = loaded.meta.get("data", {})
+    batch_size = batch_size or loaded.meta.get("train", {}).get("eval_batch_size", 10)
+    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False))
+    stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
+    return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
+
+
 class Reporter(Protocol):
     def start_epoch(self, epoch: int, n_tokens: int) -> None: ...
     def progress(self, epoch: int, tokens_done: int, loss: float, tokens_per_s: float, eta_s: float) -> None: ...

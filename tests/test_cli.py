@@ -258,6 +258,14 @@ def test_evaluate_model_json(runner, model):
     assert report["model"] == model
 
 
+def test_evaluate_text_perplexity_matches_validation(runner, model, tiny_corpus, tiny_loaded):
+    result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json", "--text", tiny_corpus["valid"]])
+    assert result.exit_code == 0, result.output
+    ppl = json.loads(result.stdout)["perplexity"][str(tiny_corpus["valid"])]
+    # the model file stores float16 weights, so allow a little drift from the float32 validation figure
+    assert ppl == pytest.approx(tiny_loaded.meta["valid_ppl"], rel=0.02)
+
+
 def test_evaluate_all_layers(runner, model):
     result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json", "--all-layers"])
     assert result.exit_code == 0, result.output
