@@ -224,7 +224,7 @@ def parse(
     output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing) or tree (rich); default: tree on a terminal, else bracket."),
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
-    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
+    split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
     batch_size: int = typer.Option(128, "--batch-size", help="Sentences per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
@@ -250,7 +250,7 @@ def parse(
     seen = 0
     out = sys.stdout
     for sentence in parse_stream(read_input_lines(files or []), cache=cache, model=model, pretokenized=pretokenized,
-                                 layer=layer, split=split.value, batch_size=batch_size):
+                                 layer=layer, split=split.value if split else None, batch_size=batch_size):
         seen += 1
         if sentence.tree is None:
             out.write("\n")
@@ -285,7 +285,7 @@ def evaluate(
     pred: Optional[Path] = typer.Option(None, "--pred", help="Score these trees (one bracketed tree a line) instead of a model's."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
-    split: SplitRule = typer.Option(SplitRule.paper, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike."),
+    split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's (paper with --pred)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),
@@ -299,7 +299,8 @@ def evaluate(
     from .trees import baseline_trees
 
     sentences = read_gold(gold)
-    report = {"gold": str(gold), "sentences": len(sentences), "split": split.value, "systems": {}}
+    report = {"gold": str(gold), "sentences": len(sentences), "split": split.value if split else "paper",
+              "systems": {}}
     systems = report["systems"]
     if pred is not None:
         systems["pred"] = score(sentences, read_predicted(pred, sentences))
@@ -311,12 +312,13 @@ def evaluate(
         path = resolve_model(model, sample)
         loaded = ModelCache(device).get(path)
         layer = loaded.parse_layer if layer is None else layer
+        report["split"] = split.value if split else loaded.split
         normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
         per_layer = sentence_distances(loaded, normalized, layer, all_layers=True)
         report.update(model=str(path), layer=layer, valid_ppl=loaded.meta.get("valid_ppl"))
 
         def model_trees(k: int):
-            return [build_tree(d[k - 1], s.words, split.value) for d, s in zip(per_layer, sentences)]
+            return [build_tree(d[k - 1], s.words, report["split"]) for d, s in zip(per_layer, sentences)]
 
         if text:
             from .train import text_perplexity

@@ -4,6 +4,7 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
 
     {"format": "onlstm-model", "version": 1, "config": {...ModelConfig}, "state_dict": {name: tensor},
      "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
+     "split": "paper" (the split rule trees are built with; optional, "paper" when absent),
      "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...}}
 
 Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,
@@ -41,6 +42,7 @@ class LoadedModel:
     parse_layer: int  # 1-based
     meta: dict = field(default_factory=dict)
     path: str = ""
+    split: str = "paper"  # the split rule this model's trees are built with by default
 
     @property
     def config(self) -> ModelConfig:
@@ -68,7 +70,7 @@ def atomic_save(obj, path: str | Path) -> None:
 
 
 def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
-                  parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16) -> dict:
+                  parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16, split: str = "paper") -> dict:
     """Weights are stored as float16 by default (half the size; distances change by ~1e-3) and read back
     as float32; training checkpoints keep float32 so that resuming is exact."""
     return {
@@ -81,13 +83,14 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
         "tokenizer": tokenizer.to_dict(),
         "lang": lang,
         "parse_layer": int(parse_layer),
+        "split": split,
         "meta": dict(meta),
     }
 
 
 def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer,
-               lang: str, parse_layer: int, meta: dict) -> None:
-    atomic_save(model_archive(model, vocab, tokenizer, lang, parse_layer, meta), path)
+               lang: str, parse_layer: int, meta: dict, split: str = "paper") -> None:
+    atomic_save(model_archive(model, vocab, tokenizer, lang, parse_layer, meta, split=split), path)
 
 
 def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
@@ -125,6 +128,7 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         tokenizer = Tokenizer(**archive["tokenizer"])
         layer = int(archive["parse_layer"])
         meta = dict(archive.get("meta", {}))
+        split = str(archive.get("split", "paper"))
     except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
@@ -133,7 +137,9 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     if not 1 <= layer <= config.n_layers:
         raise ModelFileError(f"{path} is damaged: parse layer {layer} out of range")
     model.eval()
-    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path))
+    if split not in ("paper", "symmetric"):
+        raise ModelFileError(f"{path} is damaged: unknown split rule {split!r}")
+    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split)
 
 
 def load_model(path: str | Path) -> LoadedModel:

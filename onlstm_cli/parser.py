@@ -170,9 +170,10 @@ def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], l
 
 
 def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCache | None = None,
-                pretokenized: bool = False, layer: int | None = None, split: str = "paper",
+                pretokenized: bool = False, layer: int | None = None, split: str | None = None,
                 batch_size: int = 128) -> list[ParsedSentence]:
-    """Parse a block of lines; the model is chosen per line when `model` is None (zh for CJK text)."""
+    """Parse a block of lines; the model is chosen per line when `model` is None (zh for CJK text).
+    `layer` and `split` default to the model's own."""
     cache = cache or ModelCache()
     by_model: dict[Path, list[int]] = {}
     for k, line in enumerate(lines):
@@ -185,7 +186,7 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size)
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             positions = [i for i, f in enumerate(fed) if f]
-            inner = build_tree(dist, positions, split) if positions else None
+            inner = build_tree(dist, positions, split or loaded.split) if positions else None
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):
                 per_token[i] = d

@@ -51,7 +51,7 @@ def main() -> None:
             f"{train.get('threads')} thread(s) |",
             f"| training | {meta.get('epochs')} epochs in {meta.get('seconds', 0) / 60:.0f} min (CPU) |",
             f"| validation perplexity | {meta.get('valid_ppl'):.2f} (the checkpoint with the best one is shipped) |",
-            f"| parse layer | {loaded.parse_layer} of {cfg.n_layers} |",
+            f"| parse layer, split rule | layer {loaded.parse_layer} of {cfg.n_layers}, {loaded.split} split |",
             ""]
     history = meta.get("history") or []
     if history:

@@ -266,6 +266,20 @@ def test_evaluate_text_perplexity_matches_validation(runner, model, tiny_corpus,
     assert ppl == pytest.approx(tiny_loaded.meta["valid_ppl"], rel=0.02)
 
 
+def test_model_split_rule_is_the_default(runner, tiny_loaded, tmp_path):
+    from onlstm_cli.modelfile import load_model, save_model
+    m = tiny_loaded
+    path = tmp_path / "symmetric.onlstm"
+    save_model(path, m.model, m.vocab, m.tokenizer, m.lang, m.parse_layer, m.meta, split="symmetric")
+    assert load_model(path).split == "symmetric"
+    text = "the man saw a bird near the house\nthe cat sat on the mat in the house\n"
+    outputs = {flag: run(runner, ["parse", "--model", path, "-f", "bracket", *flag], input=text).stdout
+               for flag in [(), ("--split", "symmetric"), ("--split", "paper")]}
+    assert outputs[()] == outputs[("--split", "symmetric")]
+    report = json.loads(run(runner, ["evaluate", "--gold", GOLD, "--model", path, "--json"]).stdout)
+    assert report["split"] == "symmetric"
+
+
 def test_evaluate_all_layers(runner, model):
     result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json", "--all-layers"])
     assert result.exit_code == 0, result.output
