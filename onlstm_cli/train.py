@@ -181,11 +181,11 @@ def checkpoint_path(out: str | Path) -> Path:
 
 
 def train_model(corpus: str | Path, out: str | Path, model_config: dict | None = None,
-          train_config: TrainConfig | None = None, valid: str | Path | None = None,
-          tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
-          keep_punct: bool = False, max_vocab: int | None = 10000, min_freq: int = 1,
-          parse_layer: int | None = None, resume: str | Path | None = None,
-          reporter: Reporter | None = None) -> TrainResult:
+                train_config: TrainConfig | None = None, valid: str | Path | None = None,
+                tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
+                keep_punct: bool = False, max_vocab: int | None = 10000, min_freq: int = 1,
+                parse_layer: int | None = None, resume: str | Path | None = None,
+                reporter: Reporter | None = None) -> TrainResult:
     """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity."""
     tc = train_config or TrainConfig()
     pos = 0
