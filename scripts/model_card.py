@@ -53,7 +53,10 @@ def main() -> None:
             f"| validation perplexity | {meta.get('valid_ppl'):.2f} (the checkpoint with the best one is shipped) |",
             f"| parse layer, split rule | layer {loaded.parse_layer} of {cfg.n_layers}, {loaded.split} split |",
             ""]
-    history = meta.get("history") or []
+    history = list(meta.get("history") or [])
+    # the model file is written before its own epoch joins the history
+    if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
+        history.append({"epoch": meta["epochs"], "valid_ppl": round(meta["valid_ppl"], 2)})
     if history:
         out += ["Validation perplexity by epoch: " + ", ".join(
             f"{h['epoch']:g}: {h['valid_ppl']}" for h in history if h.get("valid_ppl") is not None), ""]
