@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import OnlstmError
-from .trees import Tree, build_tree, right_branching
+from .trees import Tree, build_tree, fold_tree, right_branching
 from .vocab import has_cjk, is_punctuation
 
 BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh.onlstm"}
@@ -127,30 +127,12 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
             node = [node, tokens[j]]
         return node
 
-    result = _map_leaves(tree, leaf)
+    result = fold_tree(tree, leaf, list)  # the same shape, leaves replaced
     for j in range(last + 1, n):
         result = [result, tokens[j]]
     for j in range(first - 1, -1, -1):
         result = [tokens[j], result]
     return result
-
-
-def _map_leaves(tree: Tree, leaf) -> Tree:
-    """Replace every leaf of a nested-list tree (explicit stack: trees can be deeper than Python's limit)."""
-    if not isinstance(tree, list):
-        return leaf(tree)
-    root: list = []
-    stack = [(tree, root)]
-    while stack:
-        node, copy = stack.pop()
-        for child in node:
-            if isinstance(child, list):
-                sub: list = []
-                copy.append(sub)
-                stack.append((child, sub))
-            else:
-                copy.append(leaf(child))
-    return root
 
 
 @dataclass

@@ -138,13 +138,13 @@ def fold_tree(tree: Tree, on_leaf: Callable[[str], T], on_node: Callable[[list[T
     """Bottom-up fold: on_leaf for each word, on_node with the folded children of each node.
 
     Children are visited left to right, so on_leaf sees the words in sentence order.
-    Works for any list subclass too (nltk.Tree).
+    Works for any list subclass too (nltk.Tree); anything that is not a list is a leaf.
     """
     results: list[T] = []
     stack: list[tuple[Tree, bool]] = [(tree, False)]
     while stack:
         node, children_done = stack.pop()
-        if isinstance(node, str):
+        if not isinstance(node, list):
             results.append(on_leaf(node))
         elif children_done:
             first = len(results) - len(node)

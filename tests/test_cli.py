@@ -463,28 +463,26 @@ def run_module(args, text):
                           capture_output=True, cwd=REPO, env=env, timeout=300)
 
 
-def test_subprocess_parse_with_bundled_english_model():
-    if not (REPO / "models" / "en-ptb.onlstm").is_file():
-        pytest.skip("models/en-ptb.onlstm is not in this checkout")
-    proc = run_module(["parse", "--format", "bracket"], "The cat sat on the mat.\n")
+def bundled_parse_leaves(model_file: str, text: str) -> list[str]:
+    """Run `python -m onlstm_cli parse` for one line on a bundled model; the leaves of its one bracket tree."""
+    if not (REPO / "models" / model_file).is_file():
+        pytest.skip(f"models/{model_file} is not in this checkout")
+    proc = run_module(["parse", "--format", "bracket"], text + "\n")
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     lines = proc.stdout.decode("utf-8").splitlines()
     assert len(lines) == 1
-    assert bracket_leaves(lines[0]) == ["The", "cat", "sat", "on", "the", "mat", "."]
+    return bracket_leaves(lines[0])
+
+
+def test_subprocess_parse_with_bundled_english_model():
+    leaves = bundled_parse_leaves("en-ptb.onlstm", "The cat sat on the mat.")
+    assert leaves == ["The", "cat", "sat", "on", "the", "mat", "."]
 
 
 def test_subprocess_parse_with_bundled_chinese_model():
-    if not (REPO / "models" / "zh.onlstm").is_file():
-        pytest.skip("models/zh.onlstm is not in this checkout")
-    proc = run_module(["parse", "--format", "bracket"], "爱真的需要勇气\n")
-    stderr = proc.stderr.decode("utf-8", "replace")
-    assert proc.returncode == 0, stderr
-    assert "Traceback" not in stderr
-    lines = proc.stdout.decode("utf-8").splitlines()
-    assert len(lines) == 1
-    leaves = bracket_leaves(lines[0])
+    leaves = bundled_parse_leaves("zh.onlstm", "爱真的需要勇气")
     assert len(leaves) >= 2 and "".join(leaves) == "爱真的需要勇气"
 
 
