@@ -59,6 +59,12 @@ def _unescape(word: str) -> str:
     return word.replace("-LRB-", "(").replace("-RRB-", ")")
 
 
+def _preterminal(word: str) -> str:
+    word = _escape(word)
+    # nltk reads a backslash before ")" as an escape; a space keeps the word whole (EVALB does not mind)
+    return f"(X {word} )" if word.endswith("\\") else f"(X {word})"
+
+
 def to_bracket(tree: Tree) -> str:
     """One PTB-style line: words are preterminals (X w), internal nodes are S.
 
@@ -67,8 +73,8 @@ def to_bracket(tree: Tree) -> str:
     nltk and EVALB can read the line back; from_bracket undoes it.
     """
     if isinstance(tree, str):
-        return f"(S (X {_escape(tree)}))"
-    return fold_tree(tree, lambda word: f"(X {_escape(word)})",
+        return f"(S {_preterminal(tree)})"
+    return fold_tree(tree, _preterminal,
                      lambda children: "(S " + " ".join(children) + ")")
 
 

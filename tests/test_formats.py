@@ -236,3 +236,11 @@ def test_read_predicted_errors(tmp_path, gold, content, message):
     pred.write_text(content, encoding="utf-8")
     with pytest.raises(GoldFormatError, match=message):
         read_predicted(pred, gold)
+
+
+def test_bracket_keeps_a_trailing_backslash_word_whole():
+    # nltk would read "\)" as an escaped parenthesis; found by the round-trip property test
+    tree = ["a\\", ["b", "\\"]]
+    line = to_bracket(tree)
+    assert nltk.Tree.fromstring(line).leaves() == ["a\\", "b", "\\"]
+    assert from_bracket(line) == tree
