@@ -6,6 +6,7 @@ import itertools
 import pytest
 import torch
 
+import onlstm_cli.model as model_module
 from onlstm_cli.model import (
     LockedDropout,
     ModelConfig,
@@ -185,10 +186,13 @@ def run_both(fn, inputs, chunk, rule, upstream):
     return (out.detach(), c_last.detach(), mf, mi), grads
 
 
+@pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "plain-matmul"])
 @pytest.mark.parametrize("rule", ["paper", "symmetric"])
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("T,B", [(1, 1), (7, 3)])
-def test_fast_layer_matches_reference(rule, dtype, tol, T, B):
+def test_fast_layer_matches_reference(rule, dtype, tol, T, B, onednn, monkeypatch):
+    # float32 on CPU takes oneDNN's packed matmul where torch has it; the plain matmul is the fallback
+    monkeypatch.setattr(model_module, "ONEDNN_LINEAR", onednn and model_module.ONEDNN_LINEAR)
     H, chunk = 20, 5
     inputs = layer_inputs(T, B, H, chunk, dtype, seed=T * 10 + B)
     g = torch.Generator().manual_seed(99)
@@ -201,6 +205,24 @@ def test_fast_layer_matches_reference(rule, dtype, tol, T, B):
     for name, a, b in zip(["x_gates", "w_hh", "h0", "c0"], fast_grads, ref_grads):
         assert a.abs().sum() > 0, name
         assert torch.allclose(a, b, atol=tol, rtol=0), f"d {name}: max diff {(a - b).abs().max()}"
+
+
+def test_step_linear_paths_agree():
+    g = torch.Generator().manual_seed(3)
+    x, w, add = torch.randn(5, 12, generator=g), torch.randn(30, 12, generator=g), torch.randn(5, 30, generator=g)
+    expected = add + x @ w.t()
+    for batch in (5, 64):  # a weight packed for another batch size still gives the same product
+        prepared = model_module.step_weight(w, batch)
+        assert torch.allclose(model_module.step_linear(x, prepared, add), expected, atol=1e-5)
+        assert torch.allclose(model_module.step_linear(x, prepared), x @ w.t(), atol=1e-5)
+    assert model_module.step_weight(w.double(), 5)[0] == "plain"
+
+
+def test_fast_tanh_matches_tanh():
+    x = torch.linspace(-30, 30, 10001)
+    out = torch.empty_like(x)
+    assert torch.allclose(model_module.fast_tanh(x, out=out), torch.tanh(x), atol=2e-7, rtol=0)
+    assert out[0] == -1.0 and out[-1] == 1.0
 
 
 @pytest.mark.parametrize("rule", ["paper", "symmetric"])
