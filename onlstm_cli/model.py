@@ -325,9 +325,11 @@ class ONLSTMLayer(nn.Module):
         self.weight_drop = weight_drop
         self.master_input = master_input
 
-    def forward(self, x, state, reference: bool = False):
+    def forward(self, x, state, reference: bool = False, x_gates: torch.Tensor | None = None):
+        """x: (T, B, input) or None when `x_gates`, its input projection, is given instead."""
         h0, c0 = state
-        x_gates = self.ih(x)  # the whole sequence's input projection in one matmul
+        if x_gates is None:
+            x_gates = self.ih(x)  # the whole sequence's input projection in one matmul
         # DropConnect: one mask on the recurrent weights per forward call, i.e. per batch.
         w_hh = F.dropout(self.hh.weight, self.weight_drop, self.training)
         if reference:
@@ -393,6 +395,25 @@ class ONLSTMLanguageModel(nn.Module):
         self.decoder_bias = nn.Parameter(torch.zeros(config.vocab_size))
         self.lockdrop = LockedDropout()
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
+        self._gate_table = None  # (parameter versions, table); see first_layer_gates
+
+    def first_layer_gates(self, tokens: torch.Tensor) -> torch.Tensor | None:
+        """Layer 1's input projections of `tokens` read from a per-word table, or None where that can't be.
+
+        Without dropout (evaluation, no gradients) a token's projection depends on the word alone, so one
+        (vocabulary × gates) table replaces the largest matmul of inference. The table is rebuilt whenever
+        a parameter it comes from changes (tensor versions count every in-place update) and is built only
+        for batches large enough to pay for it.
+        """
+        if self.training or torch.is_grad_enabled():
+            return None
+        params = (self.embedding.weight, self.layers[0].ih.weight, self.layers[0].ih.bias)
+        key = tuple((p.data_ptr(), p._version, p.device) for p in params)
+        if self._gate_table is None or self._gate_table[0] != key:
+            if tokens.numel() * 8 < self.config.vocab_size:
+                return None
+            self._gate_table = (key, self.layers[0].ih(self.embedding.weight))
+        return F.embedding(tokens, self._gate_table[1])
 
     def init_state(self, batch_size: int) -> list:
         w = self.embedding.weight
@@ -408,13 +429,16 @@ class ONLSTMLanguageModel(nn.Module):
         cfg = self.config
         if state is None:
             state = self.init_state(tokens.shape[1])
-        x = embedding_dropout(self.embedding, tokens, cfg.dropout_e, self.training)
-        x = self.lockdrop(x, cfg.dropout_i)
+        x, x_gates = None, None if reference else self.first_layer_gates(tokens)
+        if x_gates is None:
+            x = embedding_dropout(self.embedding, tokens, cfg.dropout_e, self.training)
+            x = self.lockdrop(x, cfg.dropout_i)
         new_state, distances, forget, inputs = [], [], [], []
         layers = self.layers if up_to_layer is None else self.layers[:up_to_layer]
         with_logits = with_logits and len(layers) == len(self.layers)
         for k, layer in enumerate(layers):
-            x, layer_state, master_f, master_i = layer(x, state[k], reference=reference)
+            x, layer_state, master_f, master_i = layer(x, state[k], reference=reference,
+                                                       x_gates=x_gates if k == 0 else None)
             new_state.append(layer_state)
             distances.append(forget_distance(master_f))
             forget.append(master_f)

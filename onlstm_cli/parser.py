@@ -8,6 +8,7 @@ always has every token the user gave.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -23,6 +24,7 @@ class ParseError(OnlstmError):
     """A problem with parse input or options; the message is one line for the user."""
 
 
+@functools.lru_cache(maxsize=None)
 def models_dir() -> Path:
     """The bundled models: `models/` of a source checkout, or `onlstm_cli/models/` inside an installed wheel."""
     here = Path(__file__).resolve().parent
@@ -158,15 +160,20 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     `layer` and `split` default to the model's own."""
     cache = cache or ModelCache()
     by_model: dict[Path, list[int]] = {}
+    fixed = resolve_model(model) if model is not None else None
     for k, line in enumerate(lines):
         if line.strip():
-            by_model.setdefault(resolve_model(model, line), []).append(k)
+            by_model.setdefault(fixed or resolve_model(None, line), []).append(k)
     results: list[ParsedSentence] = [ParsedSentence([], None, []) for _ in lines]
     for path, indices in by_model.items():
         loaded = cache.get(path)
         prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size)
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
+            if tokens and all(fed):  # the common case: every token went to the model
+                tree = build_tree(dist, tokens, split or loaded.split)
+                results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
+                continue
             positions = [i for i, f in enumerate(fed) if f]
             inner = build_tree(dist, positions, split or loaded.split) if positions else None
             per_token: list[float | None] = [None] * len(tokens)

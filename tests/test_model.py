@@ -303,6 +303,36 @@ def test_up_to_layer_gives_the_same_distances_and_no_logits():
         assert torch.equal(a, b)
 
 
+def test_first_layer_table_gives_the_same_outputs_and_follows_weight_changes():
+    model = tiny_lm().eval()
+    x = tokens(T=9, B=4, seed=6)
+    with torch.no_grad():
+        tabled = model(x)
+        assert model._gate_table is not None
+    direct = model(x)  # with gradients on, the table is not used
+    assert torch.allclose(tabled.logits, direct.logits, atol=1e-5)
+    for a, b in zip(tabled.distances, direct.distances):
+        assert torch.allclose(a, b, atol=1e-5)
+    with torch.no_grad():
+        model.embedding.weight[3] += 0.5  # an in-place change must not leave a stale table behind
+        model.layers[0].ih.bias.mul_(2.0)
+        changed = model(x)
+    assert torch.allclose(changed.logits, model(x).logits, atol=1e-5)
+    assert not torch.allclose(changed.logits, tabled.logits, atol=1e-3)
+
+
+def test_first_layer_table_is_not_used_in_training_or_for_few_tokens():
+    model = tiny_lm(vocab_size=1000)
+    with torch.no_grad():
+        model(tokens(T=30, B=10))
+        assert model._gate_table is None  # training mode: dropout makes projections differ per token
+        model.eval()
+        model(tokens(T=3, B=2))
+        assert model._gate_table is None  # 6 tokens do not pay for a 1000-row table
+        model(tokens(T=30, B=10))
+        assert model._gate_table is not None
+
+
 def test_lm_gradients_reach_every_parameter():
     model = tiny_lm().train()
     out = model(tokens(T=8, B=4))
