@@ -7,9 +7,12 @@ between windows. After every epoch (and when time runs out) the validation perpl
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import random
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -71,6 +74,23 @@ def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
     if not sentences:
         raise TrainingError(f"{path} has no sentences")
     return sentences
+
+
+@contextlib.contextmanager
+def stop_on_sigterm():
+    """SIGTERM (`kill`, `timeout`, a batch scheduler) stops training the way Ctrl-C does: with a checkpoint."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def build_vocab(sentences: Iterable[list[str]], max_size: int | None, min_freq: int) -> Vocabulary:
@@ -276,58 +296,59 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     n_rows = train_data.shape[0]
     epoch, interrupted, stopped_by_time = start_epoch, False, False
     last_ckpt = time.time()
-    try:
-        while epoch <= tc.epochs and not stopped_by_time:
-            model.train()
-            reporter.start_epoch(epoch, int(train_data.numel()))
-            state = model.init_state(tc.batch_size)
-            pos, epoch_loss, epoch_tokens, t_epoch = start_pos, 0.0, 0, time.time()
-            start_pos = 0
-            while pos < n_rows - 1:
-                # AWD-LSTM's variable window length keeps the cut points moving between epochs.
-                bptt = tc.bptt if random.random() < 0.95 else tc.bptt / 2
-                seq = max(5, int(random.gauss(bptt, 5)))
-                seq = min(seq, n_rows - 1 - pos)
-                x, y = train_data[pos:pos + seq], train_data[pos + 1:pos + 1 + seq]
-                state = detach(state)
-                output = model(x, state)
-                state = output.state
-                loss = F.cross_entropy(output.logits.reshape(-1, output.logits.shape[-1]), y.reshape(-1))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if tc.clip > 0:
-                    torch.nn.utils.clip_grad_norm_(params, tc.clip)
-                optimizer.step()
-                pos += seq
-                epoch_loss += loss.item() * y.numel()
-                epoch_tokens += y.numel()
-                elapsed = time.time() - t_epoch
-                rate = epoch_tokens / max(elapsed, 1e-9)
-                eta = (n_rows - 1 - pos) * tc.batch_size / max(rate, 1e-9)
-                reporter.progress(epoch, pos * tc.batch_size, epoch_loss / epoch_tokens, rate, eta)
-                if deadline is not None and time.time() >= deadline:
-                    stopped_by_time = True
-                    break
-                if time.time() - last_ckpt >= tc.checkpoint_every:
+    with stop_on_sigterm():
+        try:
+            while epoch <= tc.epochs and not stopped_by_time:
+                model.train()
+                reporter.start_epoch(epoch, int(train_data.numel()))
+                state = model.init_state(tc.batch_size)
+                pos, epoch_loss, epoch_tokens, t_epoch = start_pos, 0.0, 0, time.time()
+                start_pos = 0
+                while pos < n_rows - 1:
+                    # AWD-LSTM's variable window length keeps the cut points moving between epochs.
+                    bptt = tc.bptt if random.random() < 0.95 else tc.bptt / 2
+                    seq = max(5, int(random.gauss(bptt, 5)))
+                    seq = min(seq, n_rows - 1 - pos)
+                    x, y = train_data[pos:pos + seq], train_data[pos + 1:pos + 1 + seq]
+                    state = detach(state)
+                    output = model(x, state)
+                    state = output.state
+                    loss = F.cross_entropy(output.logits.reshape(-1, output.logits.shape[-1]), y.reshape(-1))
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    if tc.clip > 0:
+                        torch.nn.utils.clip_grad_norm_(params, tc.clip)
+                    optimizer.step()
+                    pos += seq
+                    epoch_loss += loss.item() * y.numel()
+                    epoch_tokens += y.numel()
+                    elapsed = time.time() - t_epoch
+                    rate = epoch_tokens / max(elapsed, 1e-9)
+                    eta = (n_rows - 1 - pos) * tc.batch_size / max(rate, 1e-9)
+                    reporter.progress(epoch, pos * tc.batch_size, epoch_loss / epoch_tokens, rate, eta)
+                    if deadline is not None and time.time() >= deadline:
+                        stopped_by_time = True
+                        break
+                    if time.time() - last_ckpt >= tc.checkpoint_every:
+                        save_checkpoint(epoch, pos)
+                        last_ckpt = time.time()
+                epochs_done = epoch - 1 + pos / max(n_rows - 1, 1)
+                train_ppl = math.exp(min(epoch_loss / max(epoch_tokens, 1), 50.0))
+                valid_ppl, saved = validate_and_save(epochs_done)
+                history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
+                                "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
+                                "seconds": round(spent_before + time.time() - t0, 1)})
+                reporter.end_epoch(epoch, train_ppl, valid_ppl, saved)
+                if stopped_by_time:
                     save_checkpoint(epoch, pos)
-                    last_ckpt = time.time()
-            epochs_done = epoch - 1 + pos / max(n_rows - 1, 1)
-            train_ppl = math.exp(min(epoch_loss / max(epoch_tokens, 1), 50.0))
-            valid_ppl, saved = validate_and_save(epochs_done)
-            history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
-                            "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
-                            "seconds": round(spent_before + time.time() - t0, 1)})
-            reporter.end_epoch(epoch, train_ppl, valid_ppl, saved)
-            if stopped_by_time:
-                save_checkpoint(epoch, pos)
-            else:
-                epoch += 1
-                save_checkpoint(epoch, 0)
-            last_ckpt = time.time()
-    except KeyboardInterrupt:
-        interrupted = True
-        save_checkpoint(epoch, pos)
-        if not out.exists():  # never leave the user with nothing: keep what we have
-            save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, None))
+                else:
+                    epoch += 1
+                    save_checkpoint(epoch, 0)
+                last_ckpt = time.time()
+        except KeyboardInterrupt:
+            interrupted = True
+            save_checkpoint(epoch, pos)
+            if not out.exists():  # never leave the user with nothing: keep what we have
+                save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, None))
     return TrainResult(str(out), str(ckpt_path), history[-1]["epoch"] if history else 0.0, best,
                        interrupted, stopped_by_time, spent_before + time.time() - t0, history)

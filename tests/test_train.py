@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import pytest
 import torch
@@ -197,6 +199,25 @@ def test_keyboard_interrupt_leaves_model_and_checkpoint(corpus, tmp_path):
     assert result2.epochs_done == pytest.approx(1.0)
     assert min(adam_steps(read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)["optimizer"])) \
         == 2 + resumed.progress_calls
+
+
+class TerminatingReporter(QuietReporter):
+    def progress(self, *args):
+        super().progress(*args)
+        if self.progress_calls == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_sigterm_stops_like_ctrl_c_and_restores_the_handler(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    before = signal.getsignal(signal.SIGTERM)
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=5),
+                         valid=corpus["valid"], reporter=TerminatingReporter())
+    assert result.interrupted
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert ckpt["epoch"] == 1 and ckpt["position"] > 0
+    assert load_model(out).config.hidden_size == 40
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_keyboard_interrupt_keeps_an_existing_better_model(corpus, tmp_path):
