@@ -81,7 +81,48 @@ def bench_train(repeats: int, steps: int) -> list[tuple[str, float, str]]:
         rows.append((f"train {emb}/{hidden} batch {batch}: onlstm", a, "tokens/s"))
         rows.append((f"train {emb}/{hidden} batch {batch}: torch.nn.LSTM", b, "tokens/s"))
         rows.append((f"train {emb}/{hidden} batch {batch}: ratio onlstm / nn.LSTM", a / b, "x"))
+        rows.extend(layer_rows(hidden, batch, repeats))
+    rows.append(matmul_rate())
     return rows
+
+
+def layer_rows(hidden: int, batch: int, repeats: int) -> list[tuple[str, float, str]]:
+    """One recurrent layer alone (hidden → hidden, 70 steps, forward + backward), no LM around it, and the
+    rate its matmuls alone would need: where nn.LSTM's figure is near a large matmul's, it is at the peak."""
+    from onlstm_cli.model import ONLSTMLayer
+    torch.manual_seed(0)
+    ours = ONLSTMLayer(hidden, hidden, 10, weight_drop=0.0).train()
+    lstm = nn.LSTM(hidden, hidden)
+    x = torch.randn(70, batch, hidden, requires_grad=True)
+    grad = torch.randn(70, batch, hidden)
+    state = (torch.zeros(batch, hidden), torch.zeros(batch, hidden))
+    runs = {"onlstm": lambda: (ours(x, state)[0] * grad).sum().backward(),
+            "torch.nn.LSTM": lambda: (lstm(x)[0] * grad).sum().backward()}
+    gates = {"onlstm": 4 * hidden + 2 * hidden // 10, "torch.nn.LSTM": 4 * hidden}
+    rows = []
+    for name, run in runs.items():
+        run()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        seconds = statistics.median(times)
+        flops = 3 * 2 * 70 * batch * gates[name] * 2 * hidden  # forward, 2 backward products; ih and hh
+        rows.append((f"layer {hidden}/{hidden} batch {batch} fwd+bwd: {name}", 70 * batch / seconds, "tokens/s"))
+        rows.append((f"layer {hidden}/{hidden} batch {batch} fwd+bwd: {name}, matmul rate", flops / seconds / 1e9,
+                     "GFLOP/s"))
+    return rows
+
+
+def matmul_rate() -> tuple[str, float, str]:
+    a = 2048
+    big, other = torch.randn(a, a), torch.randn(a, a)
+    big @ other
+    start = time.perf_counter()
+    for _ in range(5):
+        big @ other
+    return ("for scale: a 2048 x 2048 float32 matmul", 5 * 2 * a ** 3 / (time.perf_counter() - start) / 1e9, "GFLOP/s")
 
 
 def valid_sentences(n: int) -> list[list[str]]:
