@@ -5,14 +5,17 @@ Two implementations of one layer live here:
 * `reference_layer` — the cell written out step by step exactly as in the paper; autograd does the rest.
   It is the readable definition and the oracle the tests compare against.
 * `ONLSTMLayerFunction` — the same maths as a hand-written `autograd.Function` over a whole sequence:
-  the input projection is one matmul outside the loop, the backward pass loops only over the recurrent
-  part and forms the recurrent weight gradient as a single large matmul. This is what training uses.
+  the input projection is one matmul outside the loop, the per-step recurrent products use a weight
+  packed once per sequence (oneDNN on CPU), the backward pass loops only over the recurrent part and
+  forms the recurrent weight gradient as a single large matmul. This is what training uses;
+  `inference_layer` is its forward pass without the saved activations (parsing, validation).
 
 Cell state layout: the hidden size H is cut into n = H / chunk_size levels; master gates live at level
 resolution and are repeated over the chunk_size neurons of each level.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -105,16 +108,19 @@ def reference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = 
             torch.stack(input_gates).detach())
 
 
-def _onednn_linear_available() -> bool:
+@functools.lru_cache(maxsize=None)
+def onednn_linear_works() -> bool:
+    """Whether this torch build runs oneDNN's packed linear correctly (probed once, on a tiny product)."""
     try:
-        return (torch.backends.mkldnn.is_available()
-                and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
-                and hasattr(torch.ops.mkldnn._linear_pointwise, "binary"))
-    except (AttributeError, RuntimeError):
+        weight, x, add = torch.randn(5, 3), torch.randn(2, 3), torch.randn(2, 5)
+        packed = torch.ops.mkldnn._reorder_linear_weight(weight, 2)
+        result = torch.ops.mkldnn._linear_pointwise.binary(x, add, packed, None, "add")
+        return torch.backends.mkldnn.is_available() and torch.allclose(result, add + x @ weight.t(), atol=1e-5)
+    except (AttributeError, RuntimeError, NotImplementedError):
         return False
 
 
-ONEDNN_LINEAR = _onednn_linear_available()
+ONEDNN_LINEAR = True  # tests switch it off to run the plain matmul path
 
 
 def step_weight(weight: torch.Tensor, batch_size: int):
@@ -124,7 +130,8 @@ def step_weight(weight: torch.Tensor, batch_size: int):
     machine can do; oneDNN's blocked layout, packed once per sequence, runs the same float32 product
     1.3–3× faster. Elsewhere (GPU, float64, torch builds without oneDNN) the weight is used as it is.
     """
-    if ONEDNN_LINEAR and weight.device.type == "cpu" and weight.dtype == torch.float32:
+    if (ONEDNN_LINEAR and weight.device.type == "cpu" and weight.dtype == torch.float32
+            and onednn_linear_works()):
         return ("onednn", torch.ops.mkldnn._reorder_linear_weight(weight.detach().contiguous(), batch_size))
     return ("plain", weight.t())
 
@@ -172,7 +179,7 @@ def fast_tanh(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(out, out=out).mul_(2.0).sub_(1.0)
 
 
-def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: dict | None):
+def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
     """The forward recurrence shared by training (`saved` collects what the backward needs) and inference.
 
     Per step it runs about a dozen whole-batch kernels: both master gates' softmaxes share one call and
@@ -217,9 +224,8 @@ def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved:
         torch.mul(a[:, 0], fast_tanh(c, out=tanh_c[k]), out=outputs[t + 1])
         c_prev = c
     if train:
-        saved.update(w_hh=w_hh, outputs=outputs, pair=pair, p=p, masters=masters, acts=acts, omega=omega,
-                     big=big, tanh_c=tanh_c, matrix=matrix)
-    return outputs[1:], c_prev.clone() if T else c0, masters[:, :, 1], masters[:, :, 0]
+        saved.extend((w_hh, outputs, pair, p, masters, acts, omega, big, tanh_c, matrix))
+    return outputs[1:], c_prev.clone(), masters[:, :, 1], masters[:, :, 0]
 
 
 class ONLSTMLayerFunction(torch.autograd.Function):
@@ -232,10 +238,9 @@ class ONLSTMLayerFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x_gates, w_hh, h0, c0, chunk_size: int, master_input: str):
-        saved = {}
+        saved = []
         out, c_last, master_f, master_i = _run_steps(x_gates, w_hh, h0, c0, chunk_size, master_input, saved)
-        ctx.save_for_backward(*saved.values())
-        ctx.names = list(saved)
+        ctx.save_for_backward(*saved)
         ctx.chunk_size = chunk_size
         master_f, master_i = master_f.contiguous(), master_i.contiguous()
         ctx.mark_non_differentiable(master_f, master_i)
@@ -243,9 +248,7 @@ class ONLSTMLayerFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_out, d_c_last, _d_mf, _d_mi):
-        s = dict(zip(ctx.names, ctx.saved_tensors))
-        w_hh, pair, p, acts, omega, big, tanh_c = (s[k] for k in ("w_hh", "pair", "p", "acts", "omega", "big", "tanh_c"))
-        masters, matrix, hs = s["masters"], s["matrix"], s["outputs"]
+        w_hh, hs, pair, p, masters, acts, omega, big, tanh_c, matrix = ctx.saved_tensors
         chunk = ctx.chunk_size
         T, B, H = tanh_c.shape
         n = H // chunk
@@ -284,8 +287,7 @@ class ONLSTMLayerFunction(torch.autograd.Function):
 
 def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = "paper"):
     """The forward pass of `ONLSTMLayerFunction` without the saved activations (parsing, validation)."""
-    out, c_last, master_f, master_i = _run_steps(x_gates, w_hh, h0, c0, chunk_size, master_input, None)
-    return out, c_last, master_f, master_i
+    return _run_steps(x_gates, w_hh, h0, c0, chunk_size, master_input, None)
 
 
 class LockedDropout(nn.Module):

@@ -192,7 +192,7 @@ def run_both(fn, inputs, chunk, rule, upstream):
 @pytest.mark.parametrize("T,B", [(1, 1), (7, 3)])
 def test_fast_layer_matches_reference(rule, dtype, tol, T, B, onednn, monkeypatch):
     # float32 on CPU takes oneDNN's packed matmul where torch has it; the plain matmul is the fallback
-    monkeypatch.setattr(model_module, "ONEDNN_LINEAR", onednn and model_module.ONEDNN_LINEAR)
+    monkeypatch.setattr(model_module, "ONEDNN_LINEAR", onednn)
     H, chunk = 20, 5
     inputs = layer_inputs(T, B, H, chunk, dtype, seed=T * 10 + B)
     g = torch.Generator().manual_seed(99)
@@ -215,6 +215,7 @@ def test_step_linear_paths_agree():
         prepared = model_module.step_weight(w, batch)
         assert torch.allclose(model_module.step_linear(x, prepared, add), expected, atol=1e-5)
         assert torch.allclose(model_module.step_linear(x, prepared), x @ w.t(), atol=1e-5)
+    assert model_module.step_weight(w, 5)[0] == ("onednn" if model_module.onednn_linear_works() else "plain")
     assert model_module.step_weight(w.double(), 5)[0] == "plain"
 
 
