@@ -5,7 +5,11 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
     {"format": "onlstm-model", "version": 1, "config": {...ModelConfig}, "state_dict": {name: tensor},
      "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
      "split": "paper" (the split rule trees are built with; optional, "paper" when absent),
-     "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...}}
+     "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...},
+     "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional)}
+
+An ensemble file carries further language models of the same shape as "members" (trained the same way,
+with other seeds); parsing averages the distances of all of them. Perplexity is the first model's.
 
 Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,
 position in the data and best validation perplexity added.
@@ -43,6 +47,7 @@ class LoadedModel:
     meta: dict = field(default_factory=dict)
     path: str = ""
     split: str = "paper"  # the split rule this model's trees are built with by default
+    members: list["LoadedModel"] = field(default_factory=list)  # further models whose distances are averaged
 
     @property
     def config(self) -> ModelConfig:
@@ -86,6 +91,14 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
         "split": split,
         "meta": dict(meta),
     }
+
+
+def with_members(archive: dict, members: list[dict]) -> dict:
+    """An ensemble archive: `archive` plus other model archives as members (see the module docstring)."""
+    combined = dict(archive)
+    combined["members"] = [{k: v for k, v in m.items() if k not in ("format", "version", "members")}
+                           for m in members]
+    return combined
 
 
 def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer,
@@ -139,7 +152,17 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     model.eval()
     if split not in ("paper", "symmetric"):
         raise ModelFileError(f"{path} is damaged: unknown split rule {split!r}")
-    return LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split)
+    loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split)
+    for k, member in enumerate(archive.get("members") or []):
+        if not isinstance(member, dict):
+            raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")
+        part = model_from_archive({**member, "parse_layer": layer, "split": split}, f"{path} (member {k + 1})")
+        if part.config.layer_sizes() != config.layer_sizes() or part.config.chunk_size != config.chunk_size:
+            raise ModelFileError(f"{path}: ensemble member {k + 1} has other layer sizes than the first model")
+        if part.tokenizer.to_dict() != tokenizer.to_dict():
+            raise ModelFileError(f"{path}: ensemble member {k + 1} tokenizes differently from the first model")
+        loaded.members.append(part)
+    return loaded
 
 
 def load_model(path: str | Path) -> LoadedModel:

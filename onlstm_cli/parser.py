@@ -63,7 +63,9 @@ class ModelCache:
         key = str(path)
         if key not in self._loaded:
             loaded = load_model(path)
-            loaded.model.to(resolve_device(self.device))
+            device = resolve_device(self.device)
+            for part in (loaded, *loaded.members):
+                part.model.to(device)
             self._loaded[key] = loaded
         return self._loaded[key]
 
@@ -71,13 +73,29 @@ class ModelCache:
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
                        batch_size: int = 128, all_layers: bool = False) -> list:
     """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
-    model's parse layer), or from every layer as a list per sentence when all_layers is set."""
-    import torch
-    model, vocab = loaded.model, loaded.vocab
-    n_layers = model.config.n_layers
+    model's parse layer), or from every layer as a list per sentence when all_layers is set.
+    For an ensemble file, the distances of all its models are averaged."""
+    n_layers = loaded.config.n_layers
     layer = loaded.parse_layer if layer is None else layer
     if not 1 <= layer <= n_layers:
         raise ParseError(f"--layer must be between 1 and {n_layers} for this model")
+    runs = [_model_distances(m, sentences, layer, batch_size, all_layers) for m in (loaded, *loaded.members)]
+    if len(runs) == 1:
+        return runs[0]
+
+    def mean(values):
+        return [sum(v) / len(v) for v in zip(*values)]
+
+    if all_layers:
+        return [[mean(per_layer) for per_layer in zip(*per_run)] for per_run in zip(*runs)]
+    return [mean(per_run) for per_run in zip(*runs)]
+
+
+def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
+                     all_layers: bool) -> list:
+    import torch
+    model, vocab = loaded.model, loaded.vocab
+    n_layers = model.config.n_layers
     device = next(model.parameters()).device
     results: list = [None] * len(sentences)
     order = sorted((i for i, s in enumerate(sentences) if len(s) > 0), key=lambda i: len(sentences[i]))

@@ -1,8 +1,10 @@
-"""Copy a trained model into models/ as float16, optionally with another parse layer.
+"""Copy a trained model into models/ as float16, optionally with another parse layer or as an ensemble.
 
-    python scripts/ship_model.py runs/en.onlstm models/en-ptb.onlstm [--parse-layer 3] [--split symmetric]
+    python scripts/ship_model.py runs/en.onlstm models/en-ptb.onlstm [--parse-layer 3] [--split symmetric] \
+        [--member runs/en-s2.onlstm ...]
 
-The parse layer and split rule may be chosen on development trees; the card says so.
+--member adds further models of the same shape (other seeds); parsing then averages all models' distances.
+The parse layer, split rule and ensembling may be chosen on development trees; the card says so.
 """
 import argparse
 import sys
@@ -10,19 +12,33 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.modelfile import load_model, save_model  # noqa: E402
+from onlstm_cli.modelfile import atomic_save, load_model, model_archive, with_members  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("source")
 ap.add_argument("target")
 ap.add_argument("--parse-layer", type=int)
 ap.add_argument("--split", choices=["paper", "symmetric"], help="the model's default split rule")
+ap.add_argument("--member", action="append", default=[], help="another trained model to ensemble with")
 ap.add_argument("--note", help="added to the model's metadata as 'parse_layer_choice'")
 args = ap.parse_args()
-m = load_model(args.source)
-layer = args.parse_layer or m.parse_layer
-meta = dict(m.meta)
-if args.note:
-    meta["parse_layer_choice"] = args.note
-save_model(args.target, m.model, m.vocab, m.tokenizer, m.lang, layer, meta, split=args.split or m.split)
-print(f"{args.target}: {Path(args.target).stat().st_size / 1e6:.1f} MB, parse layer {layer}, split {args.split or m.split}")
+
+
+def archive_of(path: str, layer: int | None = None) -> dict:
+    m = load_model(path)
+    meta = dict(m.meta)
+    if args.note and layer is not None:
+        meta["parse_layer_choice"] = args.note
+    return model_archive(m.model, m.vocab, m.tokenizer, m.lang, layer or m.parse_layer, meta,
+                         split=args.split or m.split)
+
+
+first = load_model(args.source)
+layer = args.parse_layer or first.parse_layer
+archive = archive_of(args.source, layer)
+if args.member:
+    archive = with_members(archive, [archive_of(path) for path in args.member])
+atomic_save(archive, args.target)
+check = load_model(args.target)  # the shipped file must load, members included
+print(f"{args.target}: {Path(args.target).stat().st_size / 1e6:.1f} MB, parse layer {layer}, "
+      f"split {check.split}, {1 + len(check.members)} model(s)")

@@ -20,6 +20,7 @@ from onlstm_cli.modelfile import (
     model_from_archive,
     read_archive,
     save_model,
+    with_members,
 )
 from onlstm_cli.vocab import Tokenizer, Vocabulary
 
@@ -244,6 +245,53 @@ def test_good_archive_loads():
     """The damage cases above start from an archive that is fine as it is."""
     loaded = model_from_archive(good_archive(), "x.onlstm")
     assert loaded.parse_layer == 2 and loaded.meta == {"a": 1}
+
+
+# --- ensembles ----------------------------------------------------------------------------------------
+
+def member_archive(seed: int, tokenizer: Tokenizer | None = None, parse_layer: int = 2, **overrides):
+    torch.manual_seed(seed)
+    config = dict(vocab_size=len(WORDS) + 2, emb_size=20, hidden_size=40, n_layers=3, chunk_size=5)
+    config.update(overrides)
+    model = ONLSTMLanguageModel(ModelConfig(**config))
+    return model_archive(model, Vocabulary(WORDS), tokenizer or Tokenizer(), "en", parse_layer, {"seed": seed}), model
+
+
+def test_ensemble_round_trip(tmp_path):
+    first, _ = member_archive(1)
+    second, second_model = member_archive(2, parse_layer=1)
+    path = tmp_path / "ens.onlstm"
+    atomic_save(with_members(first, [second]), path)
+    loaded = load_model(path)
+    assert loaded.parse_layer == 2 and len(loaded.members) == 1
+    member = loaded.members[0]
+    assert member.meta == {"seed": 2}
+    assert member.parse_layer == 2  # the file's parse layer and split apply to every member
+    for name, tensor in second_model.state_dict().items():
+        assert torch.allclose(member.model.state_dict()[name], tensor, atol=1e-3)
+    assert not torch.allclose(loaded.model.embedding.weight, member.model.embedding.weight)
+
+
+@pytest.mark.parametrize("mismatch,expected", [
+    (dict(hidden_size=30), "layer sizes"),
+    (dict(chunk_size=10), "layer sizes"),
+    (dict(tokenizer=Tokenizer("whitespace")), "tokenizes"),
+])
+def test_ensemble_members_must_match(mismatch, expected, tmp_path):
+    first, _ = member_archive(1)
+    second, _ = member_archive(2, **mismatch)
+    with pytest.raises(ModelFileError) as excinfo:
+        model_from_archive(with_members(first, [second]), "ens.onlstm")
+    assert expected in assert_one_line_error(excinfo)
+
+
+def test_ensemble_member_that_is_not_a_model():
+    first, _ = member_archive(1)
+    archive = with_members(first, [])
+    archive["members"] = ["nonsense"]
+    with pytest.raises(ModelFileError) as excinfo:
+        model_from_archive(archive, "ens.onlstm")
+    assert "member 1" in assert_one_line_error(excinfo)
 
 
 # --- atomic_save --------------------------------------------------------------------------------------

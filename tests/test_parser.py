@@ -53,6 +53,37 @@ def test_distances_all_layers(tiny_loaded):
             assert a == pytest.approx(layers[k - 1], abs=1e-6)
 
 
+@pytest.fixture
+def ensemble_paths(tiny_model_path, tmp_path):
+    """An ensemble of the tiny model and a perturbed copy, and that copy on its own."""
+    import torch
+    from onlstm_cli.modelfile import atomic_save, read_archive, with_members
+    first = read_archive(tiny_model_path)
+    second = dict(first)
+    generator = torch.Generator().manual_seed(0)
+    second["state_dict"] = {k: v + 0.05 * torch.randn(v.shape, generator=generator).to(v.dtype)
+                            for k, v in first["state_dict"].items()}
+    alone, both = tmp_path / "second.onlstm", tmp_path / "ensemble.onlstm"
+    atomic_save(second, alone)
+    atomic_save(with_members(first, [second]), both)
+    return both, alone
+
+
+@pytest.mark.parametrize("all_layers", [False, True])
+def test_ensemble_distances_are_the_members_mean(tiny_loaded, ensemble_paths, all_layers):
+    from onlstm_cli.modelfile import load_model
+    both, alone = map(load_model, ensemble_paths)
+    got = sentence_distances(both, SENTENCES, all_layers=all_layers)
+    first = sentence_distances(tiny_loaded, SENTENCES, all_layers=all_layers)
+    second = sentence_distances(alone, SENTENCES, all_layers=all_layers)
+    if not all_layers:
+        got, first, second = [[x] for x in got], [[x] for x in first], [[x] for x in second]
+    for g, a, b in zip(got, first, second):
+        for gl, al, bl in zip(g, a, b):
+            assert gl == pytest.approx([(x + y) / 2 for x, y in zip(al, bl)], abs=1e-5)
+    assert first != second
+
+
 def test_distances_default_to_the_parse_layer(tiny_loaded):
     default = sentence_distances(tiny_loaded, SENTENCES[:2])
     explicit = sentence_distances(tiny_loaded, SENTENCES[:2], layer=tiny_loaded.parse_layer)
