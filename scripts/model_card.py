@@ -43,7 +43,7 @@ def main() -> None:
             f"{loaded.tokenizer.numbers_to_n}, punctuation {'kept' if data.get('keep_punct') else 'dropped'} |",
             f"| vocabulary | {len(loaded.vocab):,} (max {data.get('max_vocab')}, min freq {data.get('min_freq')}) |",
             f"| sizes | emb {cfg.emb_size}, hidden {cfg.hidden_size}, {cfg.n_layers} layers, chunk {cfg.chunk_size}, "
-            f"{n_params / 1e6:.2f} M parameters, file {size_mb:.1f} MB (float16) |",
+            f"{n_params / 1e6:.2f} M parameters{' per model' if loaded.members else ''}, file {size_mb:.1f} MB (float16) |",
             f"| regularisation | dropout {cfg.dropout}, dropout-h {cfg.dropout_h}, dropout-i {cfg.dropout_i}, "
             f"dropout-e {cfg.dropout_e}, weight-drop {cfg.weight_drop}; master input gate: {cfg.master_input} |",
             f"| optimiser | {train.get('optimizer')} lr {train.get('lr')}, batch {train.get('batch_size')}, "
@@ -51,8 +51,15 @@ def main() -> None:
             f"{train.get('threads')} thread(s) |",
             f"| training | {meta.get('epochs')} epochs in {meta.get('seconds', 0) / 60:.0f} min (CPU) |",
             f"| validation perplexity | {meta.get('valid_ppl'):.2f} (the checkpoint with the best one is shipped) |",
-            f"| parse layer, split rule | layer {loaded.parse_layer} of {cfg.n_layers}, {loaded.split} split |",
-            ""]
+            f"| parse layer, split rule | layer {loaded.parse_layer} of {cfg.n_layers}, {loaded.split} split |"]
+    if loaded.members:
+        parts = [loaded, *loaded.members]
+        out.append(f"| ensemble | {len(parts)} models of these sizes, trained the same way with different seeds; "
+                   "parsing averages their distances: " + "; ".join(
+                       f"seed {m.meta.get('train', {}).get('seed')}, {m.meta.get('epochs')} epochs, valid ppl "
+                       f"{m.meta.get('valid_ppl'):.2f}" for m in parts) +
+                   " (perplexity figures are the first model's) |")
+    out.append("")
     history = list(meta.get("history") or [])
     # the model file is written before its own epoch joins the history
     if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
