@@ -51,11 +51,15 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
 
 
 class ModelCache:
-    """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda")."""
+    """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda").
 
-    def __init__(self, device: str = "cpu"):
+    ensemble=False keeps only the first model of an ensemble file (half the work, slightly worse trees).
+    """
+
+    def __init__(self, device: str = "cpu", ensemble: bool = True):
         self._loaded = {}
         self.device = device
+        self.ensemble = ensemble
 
     def get(self, path: Path):
         from .model import resolve_device
@@ -63,6 +67,8 @@ class ModelCache:
         key = str(path)
         if key not in self._loaded:
             loaded = load_model(path)
+            if not self.ensemble:
+                loaded.members = []
             device = resolve_device(self.device)
             for part in (loaded, *loaded.members):
                 part.model.to(device)

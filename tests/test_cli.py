@@ -132,6 +132,28 @@ def test_parse_distances(runner, model):
     assert float(pairs[0][1]) > 0 and float(pairs[2][1]) > 0
 
 
+def test_parse_ensemble_averages_and_no_ensemble_uses_the_first_model(runner, model, tmp_path):
+    import torch
+    from onlstm_cli.modelfile import atomic_save, read_archive, with_members
+    first = read_archive(model)
+    second = dict(first, state_dict={k: v + 0.1 * torch.randn_like(v.float()).to(v.dtype)
+                                     for k, v in first["state_dict"].items()})
+    single, other, both = tmp_path / "a.onlstm", tmp_path / "b.onlstm", tmp_path / "ab.onlstm"
+    atomic_save(first, single)
+    atomic_save(second, other)
+    atomic_save(with_members(first, [second]), both)
+
+    def shown(*args):
+        result = run(runner, ["parse", "--format", "bracket", "--distances", *args], input="the cat sat on the mat\n")
+        assert result.exit_code == 0, result.output
+        return [float(p.rsplit(":", 1)[1]) for p in result.stdout.rstrip("\n").split("\t")[1].split()]
+
+    a, b, ab = shown("--model", single), shown("--model", other), shown("--model", both)
+    assert ab == pytest.approx([(x + y) / 2 for x, y in zip(a, b)], abs=0.011)  # shown with 2 decimals
+    assert shown("--model", both, "--no-ensemble") == a
+    assert a != b
+
+
 def test_parse_layer_changes_distances(runner, model):
     outs = []
     for layer in ("1", "3"):
