@@ -216,8 +216,8 @@ def read_input_lines(files: list[Path]):
                 stream.close()
 
 
-ENSEMBLE_HELP = ("Average the distances of every model in an ensemble file such as the bundled en; "
-                 "--no-ensemble uses its first model only (about twice as fast, slightly worse trees).")
+ENSEMBLE_HELP = ("Average the distances of every model in an ensemble file (see scripts/ship_model.py --member); "
+                 "--no-ensemble uses its first model only.")
 
 
 @app.command()

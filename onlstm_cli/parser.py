@@ -53,7 +53,7 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
 class ModelCache:
     """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda").
 
-    ensemble=False keeps only the first model of an ensemble file (half the work, slightly worse trees).
+    ensemble=False keeps only the first model of an ensemble file (less work per sentence).
     """
 
     def __init__(self, device: str = "cpu", ensemble: bool = True):
