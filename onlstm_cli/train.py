@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from . import __version__
 from .errors import OnlstmError
 from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save, model_archive, model_from_archive,
+from .modelfile import (CHECKPOINT_FORMAT, atomic_save, model_archive, model_from_archive,
                         read_archive, save_model)
 from .vocab import Tokenizer, Vocabulary, is_punctuation
 
