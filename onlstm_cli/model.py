@@ -9,6 +9,9 @@ Two implementations of one layer live here:
   packed once per sequence (oneDNN on CPU), the backward pass loops only over the recurrent part and
   forms the recurrent weight gradient as a single large matmul. This is what training uses;
   `inference_layer` is its forward pass without the saved activations (parsing, validation).
+  The elementwise part of each step runs either as torch kernels (`_torch_steps`, `_torch_backward`)
+  or, on CPU in float32, as one fused C pass per step (`_fused_steps`, `_fused_backward`; see
+  cell_kernel.py), which is several times faster and falls back to torch where it cannot be built.
 
 Cell state layout: the hidden size H is cut into n = H / chunk_size levels; master gates live at level
 resolution and are repeated over the chunk_size neurons of each level.
@@ -22,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import cell_kernel
 from .errors import OnlstmError
 
 MASTER_INPUT_RULES = ("paper", "symmetric")
@@ -179,8 +183,106 @@ def fast_tanh(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(out, out=out).mul_(2.0).sub_(1.0)
 
 
-def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
-    """The forward recurrence shared by training (`saved` collects what the backward needs) and inference.
+FUSED_CELL = True  # tests switch it off to run the torch path
+
+
+@functools.lru_cache(maxsize=None)
+def fused_cell_works() -> bool:
+    """Whether the C cell kernel was built and agrees with the torch path (probed once, on tiny inputs,
+    forward and backward, both master-input rules)."""
+    if cell_kernel.load() is None:
+        return False
+    g = torch.Generator().manual_seed(0)
+    n, chunk = 3, 2
+    H, G = n * chunk, 2 * n + 4 * n * chunk
+    inputs = [torch.randn(*shape, generator=g) for shape in ((3, 2, G), (G, H), (2, H), (2, H))]
+    with torch.inference_mode(False), torch.enable_grad():  # the first caller may be parsing
+        return all(_fused_matches_torch(inputs, chunk, rule) for rule in MASTER_INPUT_RULES)
+
+
+def _fused_matches_torch(inputs, chunk: int, rule: str) -> bool:
+    results = []
+    for fused in (True, False):
+        x, w, h0, c0 = [t.clone().requires_grad_() for t in inputs]
+        out, c_last, master_f, master_i = ONLSTMLayerFunction.apply(x, w, h0, c0, chunk, rule, fused)
+        grads = torch.autograd.grad((out * out).sum() + c_last.sum(), (x, w, h0, c0))
+        results.append((out, c_last, master_f, master_i, *grads))
+    return all(torch.allclose(a, b, atol=1e-5) for a, b in zip(*results))
+
+
+def use_fused_cell(x: torch.Tensor) -> bool:
+    return FUSED_CELL and x.device.type == "cpu" and x.dtype == torch.float32 and fused_cell_works()
+
+
+def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None,
+               fused: bool):
+    """The forward recurrence shared by training (`saved` collects what the backward needs) and inference."""
+    steps = _fused_steps if fused else _torch_steps
+    return steps(x_gates, w_hh, h0, c0, chunk_size, master_input, saved)
+
+
+def _fused_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
+    """`_torch_steps` with each step's elementwise work done by the C kernel (CPU, float32)."""
+    kernel = cell_kernel.load()
+    T, B, G = x_gates.shape
+    H = w_hh.shape[1]
+    n = H // chunk_size
+    new = x_gates.new_empty
+    train = saved is not None
+    w_step = step_weight(w_hh, B)
+    outputs = new(T + 1, B, H)                     # index t+1 holds h_t; training needs h_0 too, for dW_hh
+    cells = new(T + 1 if train else 2, B, H)       # c_0 … c_T for training; inference alternates two rows
+    masters = new(T, B, 2, n)                      # [ĩ, f̃]
+    probs, acts, tanh_c = (new(T, B, 2, n), new(T, B, 4, H), new(T, B, H)) if train else (None, None, None)
+    outputs[0] = h0
+    cells[0] = c0
+    hs, xs = outputs.unbind(0), x_gates.unbind(0)
+    h_at, c_at, m_at, p_at, a_at, tc_at = (_row_pointer(t) for t in (outputs, cells, masters, probs, acts, tanh_c))
+    symmetric = int(master_input == "symmetric")
+    for t in range(T):
+        gates = step_linear(hs[t], w_step, xs[t])
+        prev, out = (t, t + 1) if train else (t % 2, (t + 1) % 2)
+        if kernel.onlstm_forward_step(B, n, chunk_size, symmetric, gates.data_ptr(), gates.stride(0),
+                                      c_at(prev), c_at(out), h_at(t + 1), m_at(t), p_at(t), a_at(t), tc_at(t)):
+            raise MemoryError("out of memory in the ON-LSTM cell kernel")
+    c_last = cells[T if train else T % 2]
+    if train:
+        saved.extend((w_hh, outputs, cells, probs, masters, acts, tanh_c))
+    return outputs[1:], c_last.clone(), masters[:, :, 1], masters[:, :, 0]
+
+
+def _row_pointer(buffer: torch.Tensor | None):
+    """t → address of buffer[t] (None for no buffer), without making a view per step."""
+    if buffer is None:
+        return lambda t: None
+    base, step = buffer.data_ptr(), buffer.stride(0) * buffer.element_size()
+    return lambda t: base + t * step
+
+
+def _fused_backward(saved, d_out, d_c, chunk: int, master_input: str):
+    kernel = cell_kernel.load()
+    w_hh, hs, cells, probs, masters, acts, tanh_c = saved
+    T, B, H = tanh_c.shape
+    n, G = H // chunk, w_hh.shape[0]
+    d_gates = hs.new_empty(T, B, G)
+    w_back = step_weight(w_hh.t(), B)  # for d_h = dg·W_hh
+    c_at, m_at, p_at, a_at, tc_at, dg_at = (_row_pointer(t) for t in (cells, masters, probs, acts, tanh_c, d_gates))
+    d_outs, dgs = d_out.unbind(0), d_gates.unbind(0)
+    symmetric = int(master_input == "symmetric")
+    dh = d_outs[T - 1]
+    for t in range(T - 1, -1, -1):
+        # c_{t−1} is cells[t]; d_c becomes dL/dc_{t−1} in place
+        if kernel.onlstm_backward_step(B, n, chunk, symmetric, dh.data_ptr(), d_c.data_ptr(), a_at(t), tc_at(t),
+                                       c_at(t), m_at(t), p_at(t), dg_at(t), G):
+            raise MemoryError("out of memory in the ON-LSTM cell kernel")
+        # the gradient reaching h_{t−1}: through the recurrence plus from its own output
+        dh = step_linear(dgs[t], w_back, d_outs[t - 1] if t > 0 else None)
+    d_w_hh = d_gates.view(T * B, G).t() @ hs[:-1].reshape(T * B, H)
+    return d_gates, d_w_hh, dh, d_c
+
+
+def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
+    """The forward recurrence as torch kernels.
 
     Per step it runs about a dozen whole-batch kernels: both master gates' softmaxes share one call and
     their cumsums one small product; the input and forget paths are computed as one pair [I, F], laid out
@@ -237,57 +339,67 @@ class ONLSTMLayerFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x_gates, w_hh, h0, c0, chunk_size: int, master_input: str):
+    def forward(ctx, x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, fused: bool | None = None):
+        fused = use_fused_cell(x_gates) if fused is None else fused
         saved = []
-        out, c_last, master_f, master_i = _run_steps(x_gates, w_hh, h0, c0, chunk_size, master_input, saved)
+        out, c_last, master_f, master_i = _run_steps(x_gates.contiguous(), w_hh, h0, c0, chunk_size,
+                                                     master_input, saved, fused)
         ctx.save_for_backward(*saved)
-        ctx.chunk_size = chunk_size
+        ctx.chunk_size, ctx.master_input, ctx.fused = chunk_size, master_input, fused
         master_f, master_i = master_f.contiguous(), master_i.contiguous()
         ctx.mark_non_differentiable(master_f, master_i)
         return out, c_last, master_f, master_i
 
     @staticmethod
     def backward(ctx, d_out, d_c_last, _d_mf, _d_mi):
-        w_hh, hs, pair, p, masters, acts, omega, big, tanh_c, matrix = ctx.saved_tensors
-        chunk = ctx.chunk_size
-        T, B, H = tanh_c.shape
-        n = H // chunk
-        G = w_hh.shape[0]
-        d_gates = hs.new_empty(T, B, G)
-        d_c = d_c_last.clone() if d_c_last is not None else hs.new_zeros(B, H)
+        saved = ctx.saved_tensors
+        hs = saved[1]
+        T, B, H = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
+        d_c = d_c_last.contiguous().clone() if d_c_last is not None else hs.new_zeros(B, H)
         d_out = hs.new_zeros(T, B, H) if d_out is None else d_out.contiguous()
-        w_back = step_weight(w_hh.t(), B)  # for d_h = dg·W_hh
-        tmp = hs.new_empty(B, H)
-        dh = d_out[T - 1]
-        for t in range(T - 1, -1, -1):
-            a, w, bg = acts[t], omega[t], big[t]
-            dg = d_gates[t]
-            dg_cell = dg[:, 2 * n:].view(B, 4, H)
-            # h = o∘tanh(c)
-            _sigmoid_backward(torch.mul(dh, tanh_c[t], out=tmp), a[:, 0], grad_input=dg_cell[:, 0])
-            d_c.add_(_tanh_backward(torch.mul(dh, a[:, 0], out=tmp), tanh_c[t], grad_input=tmp))
-            # c = F∘c_{t−1} + I∘ĉ  →  d[I, F] = d_c∘[ĉ, c_{t−1}]
-            d_big = d_c[:, None] * pair[t]
-            _tanh_backward(torch.mul(d_c, bg[:, 0], out=tmp), pair[t][:, 0], grad_input=dg_cell[:, 1])
-            # [I, F] = [ĩ, f̃] − ω + [i, f]∘ω
-            _sigmoid_backward(d_big * w[:, None], a[:, 2:4], grad_input=dg_cell[:, 2:4])
-            d_w = torch.mul(d_big, a[:, 2:4]).sub_(d_big).sum(1)
-            # ω = ĩ∘f̃; the master gates are constant over a chunk, so sum to level resolution first
-            d_m = d_big.view(B, 2, n, chunk).sum(-1)
-            d_m.addcmul_(d_w.view(B, 1, n, chunk).sum(-1), masters[t].flip(1))
-            d_p = torch.mm(d_m.view(B, 2 * n), matrix.t()).view(B, 2, n)
-            # (its out= variant would ignore the strides of a slice of dg)
-            dg[:, :2 * n].view(B, 2, n).copy_(_softmax_backward(d_p, p[t], -1, d_p.dtype))
-            d_c.mul_(bg[:, 1])
-            # the gradient reaching h_{t−1}: through the recurrence plus from its own output
-            dh = step_linear(dg, w_back, d_out[t - 1] if t > 0 else None)
-        d_w_hh = d_gates.view(T * B, G).t() @ hs[:-1].reshape(T * B, H)
-        return d_gates, d_w_hh, dh, d_c, None, None
+        run = _fused_backward if ctx.fused else _torch_backward
+        return (*run(saved, d_out, d_c, ctx.chunk_size, ctx.master_input), None, None, None)
+
+
+def _torch_backward(saved, d_out, d_c, chunk: int, master_input: str):
+    w_hh, hs, pair, p, masters, acts, omega, big, tanh_c, matrix = saved
+    T, B, H = tanh_c.shape
+    n = H // chunk
+    G = w_hh.shape[0]
+    d_gates = hs.new_empty(T, B, G)
+    w_back = step_weight(w_hh.t(), B)  # for d_h = dg·W_hh
+    tmp = hs.new_empty(B, H)
+    dh = d_out[T - 1]
+    for t in range(T - 1, -1, -1):
+        a, w, bg = acts[t], omega[t], big[t]
+        dg = d_gates[t]
+        dg_cell = dg[:, 2 * n:].view(B, 4, H)
+        # h = o∘tanh(c)
+        _sigmoid_backward(torch.mul(dh, tanh_c[t], out=tmp), a[:, 0], grad_input=dg_cell[:, 0])
+        d_c.add_(_tanh_backward(torch.mul(dh, a[:, 0], out=tmp), tanh_c[t], grad_input=tmp))
+        # c = F∘c_{t−1} + I∘ĉ  →  d[I, F] = d_c∘[ĉ, c_{t−1}]
+        d_big = d_c[:, None] * pair[t]
+        _tanh_backward(torch.mul(d_c, bg[:, 0], out=tmp), pair[t][:, 0], grad_input=dg_cell[:, 1])
+        # [I, F] = [ĩ, f̃] − ω + [i, f]∘ω
+        _sigmoid_backward(d_big * w[:, None], a[:, 2:4], grad_input=dg_cell[:, 2:4])
+        d_w = torch.mul(d_big, a[:, 2:4]).sub_(d_big).sum(1)
+        # ω = ĩ∘f̃; the master gates are constant over a chunk, so sum to level resolution first
+        d_m = d_big.view(B, 2, n, chunk).sum(-1)
+        d_m.addcmul_(d_w.view(B, 1, n, chunk).sum(-1), masters[t].flip(1))
+        d_p = torch.mm(d_m.view(B, 2 * n), matrix.t()).view(B, 2, n)
+        # (its out= variant would ignore the strides of a slice of dg)
+        dg[:, :2 * n].view(B, 2, n).copy_(_softmax_backward(d_p, p[t], -1, d_p.dtype))
+        d_c.mul_(bg[:, 1])
+        # the gradient reaching h_{t−1}: through the recurrence plus from its own output
+        dh = step_linear(dg, w_back, d_out[t - 1] if t > 0 else None)
+    d_w_hh = d_gates.view(T * B, G).t() @ hs[:-1].reshape(T * B, H)
+    return d_gates, d_w_hh, dh, d_c
 
 
 def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = "paper"):
     """The forward pass of `ONLSTMLayerFunction` without the saved activations (parsing, validation)."""
-    return _run_steps(x_gates, w_hh, h0, c0, chunk_size, master_input, None)
+    return _run_steps(x_gates.contiguous(), w_hh, h0, c0, chunk_size, master_input, None,
+                      use_fused_cell(x_gates))
 
 
 class LockedDropout(nn.Module):

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import os
+import shutil
 
 import pytest
 import torch
 
 import onlstm_cli.model as model_module
+from onlstm_cli import cell_kernel
 from onlstm_cli.model import (
     LockedDropout,
     ModelConfig,
@@ -186,15 +189,29 @@ def run_both(fn, inputs, chunk, rule, upstream):
     return (out.detach(), c_last.detach(), mf, mi), grads
 
 
-@pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "plain-matmul"])
+HAS_COMPILER = bool(os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc"))
+needs_kernel = pytest.mark.skipif(not HAS_COMPILER or bool(os.environ.get("ONLSTM_NO_KERNEL")),
+                                  reason="no C compiler to build the fused cell kernel, or it is switched off")
+
+# float32 on CPU takes the C cell and oneDNN's packed matmul where they can be had; the torch kernels
+# and the plain matmul are the fallbacks, and the only path in float64
+LAYER_PATHS = [  # (dtype, tolerance, fused C cell, oneDNN matmul)
+    pytest.param(torch.float32, 1e-5, True, True, id="float32-fused-onednn", marks=needs_kernel),
+    pytest.param(torch.float32, 1e-5, False, True, id="float32-torch-onednn"),
+    pytest.param(torch.float32, 1e-5, False, False, id="float32-torch-plain-matmul"),
+    pytest.param(torch.float64, 1e-10, False, False, id="float64"),
+]
+
+
+@pytest.mark.parametrize("dtype,tol,fused,onednn", LAYER_PATHS)
 @pytest.mark.parametrize("rule", ["paper", "symmetric"])
-@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("T,B", [(1, 1), (7, 3)])
-def test_fast_layer_matches_reference(rule, dtype, tol, T, B, onednn, monkeypatch):
-    # float32 on CPU takes oneDNN's packed matmul where torch has it; the plain matmul is the fallback
+def test_fast_layer_matches_reference(rule, dtype, tol, T, B, fused, onednn, monkeypatch):
+    monkeypatch.setattr(model_module, "FUSED_CELL", fused)
     monkeypatch.setattr(model_module, "ONEDNN_LINEAR", onednn)
     H, chunk = 20, 5
     inputs = layer_inputs(T, B, H, chunk, dtype, seed=T * 10 + B)
+    assert model_module.use_fused_cell(inputs[0]) == fused
     g = torch.Generator().manual_seed(99)
     upstream = (torch.randn(T, B, H, generator=g, dtype=dtype), torch.randn(B, H, generator=g, dtype=dtype))
     fast, fast_grads = run_both(ONLSTMLayerFunction.apply, inputs, chunk, rule, upstream)
@@ -205,6 +222,40 @@ def test_fast_layer_matches_reference(rule, dtype, tol, T, B, onednn, monkeypatc
     for name, a, b in zip(["x_gates", "w_hh", "h0", "c0"], fast_grads, ref_grads):
         assert a.abs().sum() > 0, name
         assert torch.allclose(a, b, atol=tol, rtol=0), f"d {name}: max diff {(a - b).abs().max()}"
+
+
+@needs_kernel
+@pytest.mark.parametrize("rule", ["paper", "symmetric"])
+def test_fused_cell_with_saturated_gates_matches_torch(rule, monkeypatch):
+    """Pre-activations far past where sigmoid saturates (and beyond expf's range) stay exact, not NaN."""
+    x, w, h0, c0 = (t.detach() for t in layer_inputs(5, 3, 20, 5, torch.float32, seed=8))
+    x = x * 300
+    runs = []
+    for fused in (True, False):
+        monkeypatch.setattr(model_module, "FUSED_CELL", fused)
+        runs.append(model_module.inference_layer(x, w, h0, c0, 5, rule))
+    for a, b in zip(*runs):
+        assert torch.isfinite(a).all()
+        assert torch.allclose(a, b, atol=1e-5, rtol=0)
+
+
+@needs_kernel
+def test_cell_kernel_is_built_once_and_cached(tmp_path):
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    first = cell_kernel.build(compiler, tmp_path)
+    stamp = first.stat().st_mtime_ns
+    assert cell_kernel.build(compiler, tmp_path) == first and first.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no temporary file left behind
+    assert model_module.fused_cell_works()
+
+
+def test_cell_kernel_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("ONLSTM_NO_KERNEL", "1")
+    cell_kernel.load.cache_clear()
+    try:
+        assert cell_kernel.load() is None
+    finally:
+        cell_kernel.load.cache_clear()
 
 
 def test_step_linear_paths_agree():
