@@ -55,112 +55,142 @@ static void expand(const float *m, float *mi_full, float *mf_full, int n, int ch
         }
 }
 
-/* Forward: c = F*c_prev + I*c_hat, h = o*tanh(c), with I = i_m - w + i*w, F = f_m - w + f*w, w = i_m*f_m.
- * probs, acts and tanh_c may be NULL (inference keeps nothing for a backward pass). Returns 0, or -1 when
- * out of memory. */
+/* Rows are split over OpenMP threads: built with -fopenmp, this library uses the libgomp that torch has
+ * already loaded (the same soname), so its steps run on torch's own, already spinning, thread team. */
+#define PARALLEL_MIN_NEURONS 4096
+
+/* Forward of one row: c = F*c_prev + I*c_hat, h = o*tanh(c), with I = i_m - w + i*w, F = f_m - w + f*w,
+ * w = i_m*f_m. a (acts) and tc may be NULL: inference keeps nothing for a backward pass. */
+static void forward_row(int n, int chunk, int symmetric, const float *g, const float *cp, float *c, float *h,
+                        float *m, float *p, float *a, float *tc, float *work) {
+    const int H = n * chunk;
+    const float *go = g + 2 * n, *gc = go + H, *gi = gc + H, *gf = gi + H;
+    float *mi_full = work, *mf_full = work + H;
+    softmax(g, p, n);
+    softmax(g + n, p + n, n);
+    master_gates(p, m, n, symmetric);
+    expand(m, mi_full, mf_full, n, chunk);
+    if (a) {  /* two copies of the loop: a store under a condition would not vectorize well */
+#pragma omp simd
+        for (int j = 0; j < H; j++) {
+            float o = sigmoid(go[j]), c_hat = tanhf(gc[j]), i = sigmoid(gi[j]), f = sigmoid(gf[j]);
+            float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
+            float c_new = (mf - w + f * w) * cp[j] + (mi - w + i * w) * c_hat, t = tanhf(c_new);
+            c[j] = c_new;
+            h[j] = o * t;
+            a[j] = o;
+            a[H + j] = c_hat;
+            a[2 * H + j] = i;
+            a[3 * H + j] = f;
+            tc[j] = t;
+        }
+    } else {
+#pragma omp simd
+        for (int j = 0; j < H; j++) {
+            float o = sigmoid(go[j]), c_hat = tanhf(gc[j]), i = sigmoid(gi[j]), f = sigmoid(gf[j]);
+            float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
+            float c_new = (mf - w + f * w) * cp[j] + (mi - w + i * w) * c_hat;
+            c[j] = c_new;
+            h[j] = o * tanhf(c_new);
+        }
+    }
+}
+
+/* Backward of one row. dh: dL/dh_t (all of it); dc: dL/dc_t from later steps, overwritten with
+ * dL/dc_{t-1}; writes dL/dgates into dg. */
+static void backward_row(int n, int chunk, int symmetric, const float *dh, float *dc, const float *a,
+                         const float *tc, const float *cp, const float *m, const float *p, float *dg, float *work) {
+    const int H = n * chunk;
+    float *mi_full = work, *mf_full = work + H, *dmi_full = work + 2 * H, *dmf_full = work + 3 * H;
+    float *dm = work + 4 * H, *dp = dm + 2 * n;
+    float *dgo = dg + 2 * n, *dgc = dgo + H, *dgi = dgc + H, *dgf = dgi + H;
+    expand(m, mi_full, mf_full, n, chunk);
+#pragma omp simd
+    for (int j = 0; j < H; j++) {
+        float o = a[j], c_hat = a[H + j], i = a[2 * H + j], f = a[3 * H + j], t = tc[j], d = dh[j];
+        float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
+        float dcj = dc[j] + d * o * (1.0f - t * t);
+        float d_in = dcj * c_hat, d_forget = dcj * cp[j];  /* dL/dI, dL/dF */
+        float dw = d_in * (i - 1.0f) + d_forget * (f - 1.0f);
+        dgo[j] = d * t * o * (1.0f - o);
+        dgc[j] = dcj * (mi - w + i * w) * (1.0f - c_hat * c_hat);
+        dgi[j] = d_in * w * i * (1.0f - i);
+        dgf[j] = d_forget * w * f * (1.0f - f);
+        dmi_full[j] = d_in + dw * mf;
+        dmf_full[j] = d_forget + dw * mi;
+        dc[j] = dcj * (mf - w + f * w);
+    }
+    for (int k = 0; k < n; k++) {  /* master gates are shared by a chunk: sum to level resolution */
+        float si = 0.0f, sf = 0.0f;
+        for (int j = 0; j < chunk; j++) {
+            si += dmi_full[k * chunk + j];
+            sf += dmf_full[k * chunk + j];
+        }
+        dm[k] = si;
+        dm[n + k] = sf;
+    }
+    /* through the cumsums: the transposes of the triangular sums in master_gates */
+    float run = 0.0f;
+    for (int k = n - 1; k >= 0; k--) dp[n + k] = (run += dm[n + k]);
+    run = 0.0f;
+    if (symmetric) {
+        for (int k = 0; k < n; k++) dp[k] = (run += dm[k]);
+    } else {
+        for (int k = n - 1; k >= 0; k--) dp[k] = -(run += dm[k]);
+    }
+    for (int half = 0; half < 2; half++) {  /* through the softmaxes */
+        const float *ph = p + half * n, *dph = dp + half * n;
+        float dot = 0.0f;
+        for (int k = 0; k < n; k++) dot += ph[k] * dph[k];
+        for (int k = 0; k < n; k++) dg[half * n + k] = ph[k] * (dph[k] - dot);
+    }
+}
+
+/* One forward step for a batch; row b of gates starts at gates + b * stride. probs, acts and tanh_c may
+ * be NULL. Returns 0, or -1 when out of memory. */
 int onlstm_forward_step(int batch, int n, int chunk, int symmetric, const float *gates, long stride,
                         const float *c_prev, float *c_out, float *h_out, float *masters, float *probs,
                         float *acts, float *tanh_c) {
-    const int H = n * chunk;
-    float *work = malloc(sizeof(float) * (2 * H + 2 * n));
-    if (!work) return -1;
-    float *mi_full = work, *mf_full = work + H, *p_row = work + 2 * H;
-    for (int b = 0; b < batch; b++) {
-        const float *g = gates + b * stride;
-        const float *go = g + 2 * n, *gc = go + H, *gi = gc + H, *gf = gi + H;
-        const float *cp = c_prev + (long)b * H;
-        float *c = c_out + (long)b * H, *h = h_out + (long)b * H, *m = masters + (long)b * 2 * n;
-        float *p = probs ? probs + (long)b * 2 * n : p_row;
-        softmax(g, p, n);
-        softmax(g + n, p + n, n);
-        master_gates(p, m, n, symmetric);
-        expand(m, mi_full, mf_full, n, chunk);
-        if (acts) {  /* two copies of the loop: a store under a condition would not vectorize well */
-            float *a = acts + (long)b * 4 * H, *tc = tanh_c + (long)b * H;
-#pragma omp simd
-            for (int j = 0; j < H; j++) {
-                float o = sigmoid(go[j]), c_hat = tanhf(gc[j]), i = sigmoid(gi[j]), f = sigmoid(gf[j]);
-                float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
-                float c_new = (mf - w + f * w) * cp[j] + (mi - w + i * w) * c_hat, t = tanhf(c_new);
-                c[j] = c_new;
-                h[j] = o * t;
-                a[j] = o;
-                a[H + j] = c_hat;
-                a[2 * H + j] = i;
-                a[3 * H + j] = f;
-                tc[j] = t;
+    const long H = (long)n * chunk;
+    int failed = 0;
+#pragma omp parallel if (batch > 1 && batch * H >= PARALLEL_MIN_NEURONS) reduction(| : failed)
+    {
+        float *work = malloc(sizeof(float) * (2 * H + 2 * n));
+#pragma omp for schedule(static)
+        for (int b = 0; b < batch; b++) {
+            if (!work) {
+                failed = 1;
+                continue;
             }
-        } else {
-#pragma omp simd
-            for (int j = 0; j < H; j++) {
-                float o = sigmoid(go[j]), c_hat = tanhf(gc[j]), i = sigmoid(gi[j]), f = sigmoid(gf[j]);
-                float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
-                float c_new = (mf - w + f * w) * cp[j] + (mi - w + i * w) * c_hat;
-                c[j] = c_new;
-                h[j] = o * tanhf(c_new);
-            }
+            float *p = probs ? probs + b * 2 * n : work + 2 * H;
+            forward_row(n, chunk, symmetric, gates + b * stride, c_prev + b * H, c_out + b * H, h_out + b * H,
+                        masters + b * 2 * n, p, acts ? acts + b * 4 * H : NULL, tanh_c ? tanh_c + b * H : NULL, work);
         }
+        free(work);
     }
-    free(work);
-    return 0;
+    return failed ? -1 : 0;
 }
 
-/* Backward of one step. dh: dL/dh_t (all of it); d_c: dL/dc_t from later steps, overwritten with
- * dL/dc_{t-1}; writes dL/dgates into d_gates (row stride `stride`). Returns 0, or -1 when out of memory. */
+/* One backward step for a batch (see backward_row); row b of d_gates starts at d_gates + b * stride.
+ * Returns 0, or -1 when out of memory. */
 int onlstm_backward_step(int batch, int n, int chunk, int symmetric, const float *dh, float *d_c,
                          const float *acts, const float *tanh_c, const float *c_prev, const float *masters,
                          const float *probs, float *d_gates, long stride) {
-    const int H = n * chunk;
-    float *work = malloc(sizeof(float) * (4 * H + 4 * n));
-    if (!work) return -1;
-    float *mi_full = work, *mf_full = work + H, *dmi_full = work + 2 * H, *dmf_full = work + 3 * H;
-    float *dm = work + 4 * H, *dp = dm + 2 * n;
-    for (int b = 0; b < batch; b++) {
-        const float *a = acts + (long)b * 4 * H, *tc = tanh_c + (long)b * H, *cp = c_prev + (long)b * H;
-        const float *m = masters + (long)b * 2 * n, *p = probs + (long)b * 2 * n, *dhb = dh + (long)b * H;
-        float *dc = d_c + (long)b * H, *dg = d_gates + b * stride;
-        float *dgo = dg + 2 * n, *dgc = dgo + H, *dgi = dgc + H, *dgf = dgi + H;
-        expand(m, mi_full, mf_full, n, chunk);
-#pragma omp simd
-        for (int j = 0; j < H; j++) {
-            float o = a[j], c_hat = a[H + j], i = a[2 * H + j], f = a[3 * H + j], t = tc[j], d = dhb[j];
-            float mi = mi_full[j], mf = mf_full[j], w = mi * mf;
-            float dcj = dc[j] + d * o * (1.0f - t * t);
-            float d_in = dcj * c_hat, d_forget = dcj * cp[j];  /* dL/dI, dL/dF */
-            float dw = d_in * (i - 1.0f) + d_forget * (f - 1.0f);
-            dgo[j] = d * t * o * (1.0f - o);
-            dgc[j] = dcj * (mi - w + i * w) * (1.0f - c_hat * c_hat);
-            dgi[j] = d_in * w * i * (1.0f - i);
-            dgf[j] = d_forget * w * f * (1.0f - f);
-            dmi_full[j] = d_in + dw * mf;
-            dmf_full[j] = d_forget + dw * mi;
-            dc[j] = dcj * (mf - w + f * w);
-        }
-        for (int k = 0; k < n; k++) {  /* master gates are shared by a chunk: sum to level resolution */
-            float si = 0.0f, sf = 0.0f;
-            for (int j = 0; j < chunk; j++) {
-                si += dmi_full[k * chunk + j];
-                sf += dmf_full[k * chunk + j];
+    const long H = (long)n * chunk;
+    int failed = 0;
+#pragma omp parallel if (batch > 1 && batch * H >= PARALLEL_MIN_NEURONS) reduction(| : failed)
+    {
+        float *work = malloc(sizeof(float) * (4 * H + 4 * n));
+#pragma omp for schedule(static)
+        for (int b = 0; b < batch; b++) {
+            if (!work) {
+                failed = 1;
+                continue;
             }
-            dm[k] = si;
-            dm[n + k] = sf;
+            backward_row(n, chunk, symmetric, dh + b * H, d_c + b * H, acts + b * 4 * H, tanh_c + b * H,
+                         c_prev + b * H, masters + b * 2 * n, probs + b * 2 * n, d_gates + b * stride, work);
         }
-        /* through the cumsums: the transposes of the triangular sums in master_gates */
-        float run = 0.0f;
-        for (int k = n - 1; k >= 0; k--) dp[n + k] = (run += dm[n + k]);
-        run = 0.0f;
-        if (symmetric) {
-            for (int k = 0; k < n; k++) dp[k] = (run += dm[k]);
-        } else {
-            for (int k = n - 1; k >= 0; k--) dp[k] = -(run += dm[k]);
-        }
-        for (int half = 0; half < 2; half++) {  /* through the softmaxes */
-            const float *ph = p + half * n, *dph = dp + half * n;
-            float dot = 0.0f;
-            for (int k = 0; k < n; k++) dot += ph[k] * dph[k];
-            for (int k = 0; k < n; k++) dg[half * n + k] = ph[k] * (dph[k] - dot);
-        }
+        free(work);
     }
-    free(work);
-    return 0;
+    return failed ? -1 : 0;
 }

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("cell_kernel.c")
-FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd", "-fPIC", "-shared"]
+FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared"]
 
 
 def cache_dir() -> Path:
