@@ -258,6 +258,37 @@ def test_cell_kernel_can_be_switched_off(monkeypatch):
         cell_kernel.load.cache_clear()
 
 
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_matches_torch_with_gradients(with_bias):
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(7, 3, 12, generator=g, requires_grad=True)
+    w = torch.randn(30, 12, generator=g, requires_grad=True)
+    b = torch.randn(30, generator=g, requires_grad=True) if with_bias else None
+    upstream = torch.randn(7, 3, 30, generator=g)
+    results = []
+    for fn in (model_module.linear, torch.nn.functional.linear):
+        out = fn(x, w, b)
+        wrt = [x, w] + ([b] if with_bias else [])
+        results.append((out, *torch.autograd.grad((out * upstream).sum(), wrt)))
+    for a, e in zip(*results):
+        assert a.shape == e.shape
+        assert torch.allclose(a, e, atol=1e-4, rtol=1e-5)
+    # oneDNN where torch has it, so the test above compared the two implementations
+    assert model_module.use_onednn(x) == model_module.onednn_linear_works()
+
+
+def test_drop_connect_zeroes_a_fraction_p_and_rescales_the_rest():
+    w = torch.ones(400, 500, requires_grad=True)
+    dropped = model_module.drop_connect(w, 0.3, training=True)
+    zero = dropped == 0
+    assert abs(zero.float().mean().item() - 0.3) < 0.01
+    assert torch.allclose(dropped[~zero], torch.tensor(1 / 0.7))
+    (grad,) = torch.autograd.grad(dropped.sum(), w)
+    assert torch.equal(grad, dropped.detach())  # the gradient flows through the kept weights only
+    assert model_module.drop_connect(w, 0.3, training=False) is w
+    assert model_module.drop_connect(w, 0.0, training=True) is w
+
+
 def test_step_linear_paths_agree():
     g = torch.Generator().manual_seed(3)
     x, w, add = torch.randn(5, 12, generator=g), torch.randn(30, 12, generator=g), torch.randn(5, 30, generator=g)
