@@ -277,13 +277,15 @@ def use_fused_cell(x: torch.Tensor) -> bool:
 
 
 def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None,
-               fused: bool):
-    """The forward recurrence shared by training (`saved` collects what the backward needs) and inference."""
+               fused: bool, w_step=None):
+    """The forward recurrence shared by training (`saved` collects what the backward needs) and inference.
+    `w_step`: w_hh already prepared by `step_weight`, if the caller keeps it."""
     steps = _fused_steps if fused else _torch_steps
-    return steps(x_gates, w_hh, h0, c0, chunk_size, master_input, saved)
+    w_step = step_weight(w_hh, x_gates.shape[1]) if w_step is None else w_step
+    return steps(x_gates, w_hh, h0, c0, chunk_size, master_input, saved, w_step)
 
 
-def _fused_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
+def _fused_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None, w_step):
     """`_torch_steps` with each step's elementwise work done by the C kernel (CPU, float32)."""
     kernel = cell_kernel.load()
     T, B, G = x_gates.shape
@@ -291,7 +293,6 @@ def _fused_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, save
     n = H // chunk_size
     new = x_gates.new_empty
     train = saved is not None
-    w_step = step_weight(w_hh, B)
     outputs = new(T + 1, B, H)                     # index t+1 holds h_t; training needs h_0 too, for dW_hh
     cells = new(T + 1 if train else 2, B, H)       # c_0 … c_T for training; inference alternates two rows
     masters = new(T, B, 2, n)                      # [ĩ, f̃]
@@ -343,7 +344,7 @@ def _fused_backward(saved, d_out, d_c, chunk: int, master_input: str):
     return d_gates, d_w_hh, dh, d_c
 
 
-def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None):
+def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None, w_step):
     """The forward recurrence as torch kernels.
 
     Per step it runs about a dozen whole-batch kernels: both master gates' softmaxes share one call and
@@ -355,7 +356,6 @@ def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, save
     H = w_hh.shape[1]
     n = H // chunk_size
     new = x_gates.new_empty
-    w_step = step_weight(w_hh, B)
     matrix, bias = cumsum_matrix(n, master_input, x_gates)
     train = saved is not None
     steps = T if train else 1                 # inference reuses one step's buffers
@@ -458,10 +458,10 @@ def _torch_backward(saved, d_out, d_c, chunk: int, master_input: str):
     return d_gates, d_w_hh, dh, d_c
 
 
-def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = "paper"):
+def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = "paper", w_step=None):
     """The forward pass of `ONLSTMLayerFunction` without the saved activations (parsing, validation)."""
     return _run_steps(x_gates.contiguous(), w_hh, h0, c0, chunk_size, master_input, None,
-                      use_fused_cell(x_gates))
+                      use_fused_cell(x_gates), w_step)
 
 
 class LockedDropout(nn.Module):
@@ -500,6 +500,7 @@ class ONLSTMLayer(nn.Module):
         self.hh = nn.Linear(hidden_size, gate_size, bias=False)
         self.weight_drop = weight_drop
         self.master_input = master_input
+        self._packed = None  # (weight version, w_hh prepared by step_weight); see forward
 
     def forward(self, x, state, reference: bool = False, x_gates: torch.Tensor | None = None):
         """x: (T, B, input) or None when `x_gates`, its input projection, is given instead."""
@@ -513,9 +514,21 @@ class ONLSTMLayer(nn.Module):
         elif torch.is_grad_enabled() and (x_gates.requires_grad or w_hh.requires_grad):
             run = ONLSTMLayerFunction.apply
         else:
-            run = inference_layer  # nothing to differentiate: keep no activations for a backward pass
+            # nothing to differentiate: keep no activations for a backward pass
+            run = functools.partial(inference_layer, w_step=self._packed_weight(w_hh, x_gates.shape[1]))
         out, c_last, master_f, master_i = run(x_gates, w_hh, h0, c0, self.chunk_size, self.master_input)
         return out, (out[-1], c_last), master_f, master_i
+
+    def _packed_weight(self, w_hh: torch.Tensor, batch_size: int):
+        """w_hh prepared for the step products; packing costs a copy of the weight, so at inference, where
+        the weight is the unchanged parameter from batch to batch, it is done once and kept."""
+        weight = self.hh.weight
+        if w_hh is not weight:  # DropConnect drew a fresh matrix
+            return step_weight(w_hh, batch_size)
+        key = (weight.data_ptr(), weight._version, weight.device, weight.dtype, use_onednn(weight))
+        if self._packed is None or self._packed[0] != key:
+            self._packed = (key, step_weight(weight, batch_size))
+        return self._packed[1]
 
 
 @dataclass

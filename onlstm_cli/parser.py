@@ -110,20 +110,26 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, bat
             results[i] = [[] for _ in range(n_layers)] if all_layers else []
     model.eval()
     with torch.inference_mode():
+        up_to = None if all_layers else layer
+        # every sentence starts by reading <eos> from the zero state: read it once for all of them
+        start_state = model(torch.full((1, 1), vocab.eos_id, dtype=torch.long, device=device),
+                            with_logits=False, up_to_layer=up_to).state
         for start in range(0, len(order), batch_size):
             batch = order[start:start + batch_size]
             longest = len(sentences[batch[-1]])
-            ids = torch.full((longest + 1, len(batch)), vocab.eos_id, dtype=torch.long)
+            ids = torch.full((longest, len(batch)), vocab.eos_id, dtype=torch.long)
             for b, i in enumerate(batch):
-                ids[1:len(sentences[i]) + 1, b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
-            out = model(ids.to(device), with_logits=False, up_to_layer=None if all_layers else layer)
-            dist = torch.stack(out.distances).cpu()  # (layers run, T+1, B)
+                ids[:len(sentences[i]), b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
+            state = [(h.expand(len(batch), -1).contiguous(), c.expand(len(batch), -1).contiguous())
+                     for h, c in start_state]
+            out = model(ids.to(device), state=state, with_logits=False, up_to_layer=up_to)
+            dist = torch.stack(out.distances).cpu()  # (layers run, T, B)
             for b, i in enumerate(batch):
                 n = len(sentences[i])
                 if all_layers:
-                    results[i] = [dist[k, 1:n + 1, b].tolist() for k in range(n_layers)]
+                    results[i] = [dist[k, :n, b].tolist() for k in range(n_layers)]
                 else:
-                    results[i] = dist[layer - 1, 1:n + 1, b].tolist()
+                    results[i] = dist[layer - 1, :n, b].tolist()
     return results
 
 
