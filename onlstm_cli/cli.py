@@ -230,7 +230,7 @@ def parse(
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
-    batch_size: int = typer.Option(128, "--batch-size", help="Sentences per forward pass."),
+    batch_size: int = typer.Option(64, "--batch-size", help="Sentences per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
 ):

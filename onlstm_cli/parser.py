@@ -77,7 +77,7 @@ class ModelCache:
 
 
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
-                       batch_size: int = 128, all_layers: bool = False) -> list:
+                       batch_size: int = 64, all_layers: bool = False) -> list:
     """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
     model's parse layer), or from every layer as a list per sentence when all_layers is set.
     For an ensemble file, the distances of all its models are averaged."""
@@ -185,7 +185,7 @@ def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], l
 
 def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCache | None = None,
                 pretokenized: bool = False, layer: int | None = None, split: str | None = None,
-                batch_size: int = 128) -> list[ParsedSentence]:
+                batch_size: int = 64) -> list[ParsedSentence]:
     """Parse a block of lines; the model is chosen per line when `model` is None (zh for CJK text).
     `layer` and `split` default to the model's own."""
     cache = cache or ModelCache()
@@ -213,7 +213,7 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     return results
 
 
-def parse_stream(lines: Iterable[str], block: int = 512, **options) -> Iterable[ParsedSentence]:
+def parse_stream(lines: Iterable[str], block: int = 2048, **options) -> Iterable[ParsedSentence]:
     """Parse an endless stream of lines in blocks, yielding results in input order (constant memory)."""
     cache = options.pop("cache", None) or ModelCache()
     pending: list[str] = []

@@ -404,6 +404,24 @@ def test_first_layer_table_gives_the_same_outputs_and_follows_weight_changes():
     assert not torch.allclose(changed.logits, tabled.logits, atol=1e-3)
 
 
+def test_packed_recurrent_weight_is_kept_at_inference_and_follows_weight_changes():
+    model = tiny_lm().eval()
+    x = tokens(T=9, B=4, seed=7)
+    with torch.no_grad():
+        first = model(x, with_logits=False)
+        kept = model.layers[1]._packed
+        assert kept is not None
+        model(tokens(T=5, B=2, seed=8), with_logits=False)  # another batch size reuses it
+        assert model.layers[1]._packed is kept
+        model.layers[1].hh.weight.mul_(1.5)  # an in-place change (an optimizer step) repacks
+        changed = model(x, with_logits=False)
+        assert model.layers[1]._packed is not kept
+    expected = model(x, reference=True, with_logits=False)
+    for a, b in zip(changed.distances, expected.distances):
+        assert torch.allclose(a, b, atol=1e-5)
+    assert not torch.allclose(changed.distances[1], first.distances[1], atol=1e-4)
+
+
 def test_first_layer_table_is_not_used_in_training_or_for_few_tokens():
     model = tiny_lm(vocab_size=1000)
     with torch.no_grad():
