@@ -1,6 +1,6 @@
 /* One ON-LSTM time step, forward and backward, fused into a single pass per batch row (CPU, float32).
  *
- * The same maths as `_run_steps` / `ONLSTMLayerFunction.backward` in model.py, which run it as a dozen
+ * The same maths as `_torch_steps` / `_torch_backward` in model.py, which run it as a dozen
  * separate torch kernels per step; here it is one loop over the neurons of a row, vectorized by the
  * compiler (glibc's vector expf/tanhf). The recurrent matmul stays in torch (oneDNN), between calls.
  *

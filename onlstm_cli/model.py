@@ -288,7 +288,7 @@ def _run_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved:
 def _fused_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None, w_step):
     """`_torch_steps` with each step's elementwise work done by the C kernel (CPU, float32)."""
     kernel = cell_kernel.load()
-    T, B, G = x_gates.shape
+    T, B, _ = x_gates.shape
     H = w_hh.shape[1]
     n = H // chunk_size
     new = x_gates.new_empty
@@ -352,7 +352,7 @@ def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, save
     like the gates [i, f] and the master gates [ĩ, f̃]:  I = ĩ − ω + i∘ω,  F = f̃ − ω + f∘ω,
     c = F∘c_{t−1} + I∘ĉ, h = o∘tanh(c).
     """
-    T, B, G = x_gates.shape
+    T, B, _ = x_gates.shape
     H = w_hh.shape[1]
     n = H // chunk_size
     new = x_gates.new_empty
@@ -395,9 +395,11 @@ def _torch_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, save
 class ONLSTMLayerFunction(torch.autograd.Function):
     """A whole ON-LSTM layer over a sequence with a hand-written backward (see module docstring).
 
-    Everything inside the loop is at neuron resolution, (B, H) or pairs (B, 2, H), so no elementwise op
-    broadcasts over chunks; the derivatives of the nonlinearities are the fused aten kernels, written
-    straight into the gate-gradient buffer.
+    `fused` picks the C cell (`_fused_steps`/`_fused_backward`) or the torch kernels (`_torch_steps`/
+    `_torch_backward`); None: the C cell wherever `use_fused_cell` allows it. In the torch path everything
+    inside the loop is at neuron resolution, (B, H) or pairs (B, 2, H), so no elementwise op broadcasts
+    over chunks, and the derivatives of the nonlinearities are fused aten kernels written straight into
+    the gate-gradient buffer.
     """
 
     @staticmethod
