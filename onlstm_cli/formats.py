@@ -12,14 +12,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
-import nltk
 import rich.text
 import rich.tree
 
 from .errors import OnlstmError
 from .trees import Tree, fold_tree, tree_leaves
+
+if TYPE_CHECKING:  # nltk is imported where it is used: it costs a quarter of a second at start-up
+    import nltk
 
 # Penn Treebank tags of real words (the list in the PRPN / ON-LSTM data code). Everything
 # else is dropped before evaluation: punctuation, -NONE- traces, $, #, -LRB-, ...
@@ -80,6 +82,7 @@ def to_bracket(tree: Tree) -> str:
 
 def to_nltk(tree: Tree) -> nltk.Tree:
     """The to_bracket shape as an nltk.Tree, with the original (unescaped) words as leaves."""
+    import nltk
     if isinstance(tree, str):
         return nltk.Tree("S", [nltk.Tree("X", [tree])])
     return fold_tree(tree, lambda word: nltk.Tree("X", [word]),
@@ -277,6 +280,7 @@ def _gold_from_ptb(parsed: nltk.Tree, source: str) -> Optional[GoldSentence]:
 
 
 def _read_bracket_file(path: Path, text: str) -> list[GoldSentence]:
+    import nltk
     pieces = _split_bracketed(path, text)
     if not pieces:
         raise GoldFormatError(f"{path}: no trees found")

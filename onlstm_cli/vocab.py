@@ -34,7 +34,7 @@ def is_punctuation(token: str) -> bool:
 @dataclass
 class Tokenizer:
     """How raw text becomes model tokens. Stored in the model file."""
-    kind: str = "ptb"          # "ptb" (English, nltk's Treebank rules), "jieba" (Chinese), "whitespace"
+    kind: str = "ptb"          # "ptb" (English, the Penn Treebank rules), "jieba" (Chinese), "whitespace"
     lowercase: bool = True
     numbers_to_n: bool = True  # "29", "3.5", "1,000" → "N", as in the Mikolov PTB text
     nfkc: bool = True          # full-width digits and letters → ASCII
@@ -73,22 +73,77 @@ def default_tokenizer(lang: str) -> Tokenizer:
     return {"en": Tokenizer("ptb"), "zh": Tokenizer("jieba")}.get(lang, Tokenizer("whitespace"))
 
 
-_treebank = None
 _CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 _jieba_module = None
 
+# The Penn Treebank tokenizer's rules (Robert MacIntyre's sed script), in the order and form of nltk's
+# TreebankWordTokenizer (nltk 3.x, Apache 2.0), which tests/test_vocab.py checks this copy against. They
+# live here with the standard `re` because nltk ≥ 3.10 runs every pattern through its `regex`-engine ReDoS
+# guard (these patterns are linear anyway), which made tokenizing the slowest part of `parse`, and because
+# importing nltk costs a quarter of a second at every start. Each rule carries strings one of which the
+# text must contain for the rule to match (None: no test), so most rules are skipped by a substring test.
+def _rules(*rules):
+    return [(re.compile(pattern), replacement, needles) for pattern, replacement, needles in rules]
+
+
+_TREEBANK_RULES = _rules(
+    # starting quotes
+    (r"^\"", r"``", ('"',)),
+    (r"(``)", r" \1 ", ("``",)),
+    (r"([ \(\[{<])(\"|\'{2})", r"\1 `` ", ('"', "''")),
+    # punctuation
+    (r"([:,])([^\d])", r" \1 \2", (":", ",")),
+    (r"([:,])$", r" \1 ", (":", ",")),
+    (r"\.\.\.", r" ... ", ("...",)),
+    (r"[;@#$%&]", r" \g<0> ", None),
+    (r'([^\.])(\.)([\]\)}>"\']*)\s*$', r"\1 \2\3 ", (".",)),  # the final period
+    (r"[?!]", r" \g<0> ", None),
+    (r"([^'])' ", r"\1 ' ", ("' ",)),
+    # parentheses and brackets, double dashes
+    (r"[\]\[\(\)\{\}\<\>]", r" \g<0> ", None),
+    (r"--", r" -- ", ("--",)),
+)
+# applied to " " + text + " "
+_TREEBANK_ENDING_QUOTES = _rules(
+    (r"''", " '' ", ("''",)),
+    (r'"', " '' ", ('"',)),
+    (r"([^' ])('[sS]|'[mM]|'[dD]|') ", r"\1 \2 ", ("'",)),
+    (r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r"\1 \2 ", ("'",)),
+)
+# case-insensitive: their needles are tested on the lower-cased text (see treebank_words)
+_TREEBANK_CONTRACTIONS = _rules(*((pattern, r" \1 \2 ", (needle,)) for pattern, needle in (
+    (r"(?i)\b(can)(?#X)(not)\b", "cannot"), (r"(?i)\b(d)(?#X)('ye)\b", "d'ye"),
+    (r"(?i)\b(gim)(?#X)(me)\b", "gimme"), (r"(?i)\b(gon)(?#X)(na)\b", "gonna"),
+    (r"(?i)\b(got)(?#X)(ta)\b", "gotta"), (r"(?i)\b(lem)(?#X)(me)\b", "lemme"),
+    (r"(?i)\b(more)(?#X)('n)\b", "more'n"), (r"(?i)\b(wan)(?#X)(na)(?=\s)", "wanna"),
+    (r"(?i) ('t)(?#X)(is)\b", "'tis"), (r"(?i) ('t)(?#X)(was)\b", "'twas"))))
+
+
+def treebank_words(text: str) -> list[str]:
+    """Penn Treebank word tokens of `text`, exactly as nltk's TreebankWordTokenizer().tokenize(text)."""
+    for pattern, replacement, needles in _TREEBANK_RULES:
+        if needles is None or any(needle in text for needle in needles):
+            text = pattern.sub(replacement, text)
+    text = f" {text} "
+    for pattern, replacement, needles in _TREEBANK_ENDING_QUOTES:
+        if any(needle in text for needle in needles):
+            text = pattern.sub(replacement, text)
+    # The rules only insert spaces from here on, so a needle missing now stays missing. Outside ASCII,
+    # (?i) also matches letters that str.lower() does not map to ASCII (ſ, ı, K), so no test there.
+    lowered = text.lower() if text.isascii() else None
+    for pattern, replacement, (needle,) in _TREEBANK_CONTRACTIONS:
+        if lowered is None or needle in lowered:
+            text = pattern.sub(replacement, text)
+    return text.split()
+
 
 def _ptb_split(line: str) -> list[str]:
-    global _treebank
-    if _treebank is None:
-        from nltk.tokenize import TreebankWordTokenizer
-        _treebank = TreebankWordTokenizer()
     # Keep special tokens such as <unk> whole: the Treebank rules would cut them into < unk >.
     specials = _SPECIAL.findall(line)
     if specials:
         line = _SPECIAL.sub(" onlstmspecialtoken ", line)
     # Treebank rules know only straight quotes; curly ones come back as written via _as_written.
-    tokens = _treebank.tokenize(line.translate(_CURLY_QUOTES))
+    tokens = treebank_words(line.translate(_CURLY_QUOTES))
     if specials:
         queue = iter(specials)
         tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]

@@ -13,6 +13,7 @@ from onlstm_cli.vocab import (
     default_tokenizer,
     has_cjk,
     is_punctuation,
+    treebank_words,
 )
 
 # --- splitting ------------------------------------------------------------------------------------
@@ -45,6 +46,39 @@ def test_ptb_split_keeps_special_tokens_whole():
 
 def test_ptb_split_commas_are_tokens():
     assert Tokenizer("ptb").split("Hello, world!") == ["Hello", ",", "world", "!"]
+
+
+TRICKY_LINES = [
+    'He said, "Don\'t go!" -- and then (quietly) left...',
+    "''Hello,'' she said: `yes' ; #1 @ 50% & $3.88.",
+    "They'll save and invest more. I'm sure we'd've cannot gonna wanna gimme lemme gotta d'ye more'n",
+    "'Tis 'twas THEY'RE WE'VE CAN'T I'M, \"quoted\" [brackets] {braces} <angles>.",
+    'end with a quote." ',
+    "3,000 3,36 a:b a: b, c.",
+    "The U.S. (a.k.a. America).\"')]  ",
+    "don't! Won't? isn't; 'ello' '' `` \"\"",
+]
+
+
+@pytest.mark.parametrize("line", TRICKY_LINES)
+def test_treebank_words_match_nltk_on_tricky_lines(line):
+    from nltk.tokenize import TreebankWordTokenizer
+    assert treebank_words(line) == TreebankWordTokenizer().tokenize(line)
+
+
+def test_treebank_words_match_nltk_on_random_text():
+    """Our copy of the rules agrees with nltk's on thousands of lines dense in what the rules act on."""
+    import random
+
+    from nltk.tokenize import TreebankWordTokenizer
+    rng = random.Random(0)
+    pieces = ["the", "cat", "Can", "not", "n't", "'s", "'ll", "'RE", "'t", "is", "was", "gon", "na", "more",
+              "'n", "3", ",", "5", ".", "...", "..", ":", ";", "@", "#", "$", "%", "&", "?", "!", "'", "''",
+              '"', "``", "(", ")", "[", "]", "{", "}", "<", ">", "--", "-", " ", " ", " ", "  ", "\t", "é", "2.5"]
+    nltk_tokenize = TreebankWordTokenizer().tokenize
+    for _ in range(3000):
+        line = "".join(rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(1, 25)))
+        assert treebank_words(line) == nltk_tokenize(line), line
 
 
 def test_whitespace_and_pretokenized_split_on_spaces_only():
