@@ -1,5 +1,7 @@
 """The fused C cell step (`cell_kernel.c`): built once with the system's C compiler, loaded with ctypes.
 
+(The same file also draws DropConnect masks, the other per-step cost of training on CPU.)
+
 On CPU a torch-only ON-LSTM step is a dozen small kernels, and at the sizes of this tool those cost as
 much as the step's matmul. The C file does the whole step, forward or backward, in one vectorized pass
 per batch row. It is compiled on first use (about half a second) into a per-user cache and reused from
@@ -79,4 +81,6 @@ def load() -> ctypes.CDLL | None:
     lib.onlstm_forward_step.argtypes = [i, i, i, i, p, long, p, p, p, p, p, p, p]
     lib.onlstm_backward_step.argtypes = [i, i, i, i, p, p, p, p, p, p, p, p, long]
     lib.onlstm_forward_step.restype = lib.onlstm_backward_step.restype = i
+    lib.onlstm_drop_mask.argtypes = [long, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_float, p]
+    lib.onlstm_drop_mask.restype = None
     return lib

@@ -19,6 +19,7 @@ resolution and are repeated over the chunk_size neurons of each level.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -29,6 +30,15 @@ from . import cell_kernel
 from .errors import OnlstmError
 
 MASTER_INPUT_RULES = ("paper", "symmetric")
+
+# oneDNN (the CPU matmuls) and torch's layer over it each keep a compiled kernel with its buffers for every
+# matrix shape they meet, up to 1024 of them. Training's window lengths vary from batch to batch, and so
+# do parsing's sentence lengths: a training run grew to 1.7 GB that way (750 MB with 16). The shapes that
+# recur every step are a handful, the others change with the window length anyway, and the training speed
+# did not change. Both are read when the first matmul runs, so setting them here is in time; a user's own
+# setting wins.
+for _cache in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY"):
+    os.environ.setdefault(_cache, "16")
 
 
 class DeviceError(OnlstmError, ValueError):
@@ -202,14 +212,27 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 
 
 def drop_connect(weight: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    """DropConnect: each weight zeroed with probability p, the rest scaled by 1/(1 − p).
-
-    Drawn as uniform ≥ p: on CPU that is four times faster than torch's bernoulli (what F.dropout
-    uses), which on 5.5M weights took 7% of a training step.
-    """
+    """DropConnect: each weight zeroed with probability p, the rest scaled by 1/(1 − p)."""
     if not training or p == 0:
         return weight
-    return weight * torch.rand_like(weight).ge_(p).div_(1 - p)
+    return weight * drop_mask(weight, p)
+
+
+def drop_mask(like: torch.Tensor, p: float) -> torch.Tensor:
+    """A mask shaped like `like`: 0 with probability p, else 1/(1 − p).
+
+    On CPU the C kernel draws it (counter-based random numbers seeded from torch's generator, so
+    torch.manual_seed still reproduces a run): drawing 5.5M uniforms with torch took 3% of a 400/1150
+    training step, torch's bernoulli (what F.dropout uses) four times that. Elsewhere: uniform ≥ p.
+    """
+    kernel = cell_kernel.load() if FUSED_CELL and like.device.type == "cpu" and like.dtype == torch.float32 else None
+    if kernel is None:
+        return torch.rand_like(like).ge_(p).div_(1 - p)
+    mask = torch.empty(like.shape, dtype=like.dtype)
+    seed = int(torch.randint(0, 2 ** 62, (1,)).item())
+    threshold = min(round(p * 2 ** 32), 2 ** 32 - 1)
+    kernel.onlstm_drop_mask(mask.numel(), seed, threshold, 1.0 / (1 - p), mask.data_ptr())
+    return mask
 
 
 def cumsum_matrix(n: int, master_input: str, like: torch.Tensor):
@@ -245,7 +268,7 @@ def fast_tanh(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(out, out=out).mul_(2.0).sub_(1.0)
 
 
-FUSED_CELL = True  # tests switch it off to run the torch path
+FUSED_CELL = True  # tests switch it off to run the torch path (and torch's DropConnect masks)
 
 
 @functools.lru_cache(maxsize=None)

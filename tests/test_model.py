@@ -277,8 +277,10 @@ def test_linear_matches_torch_with_gradients(with_bias):
     assert model_module.use_onednn(x) == model_module.onednn_linear_works()
 
 
-def test_drop_connect_zeroes_a_fraction_p_and_rescales_the_rest():
-    w = torch.ones(400, 500, requires_grad=True)
+@pytest.mark.parametrize("fused", [True, False])
+def test_drop_connect_zeroes_a_fraction_p_and_rescales_the_rest(monkeypatch, fused):
+    monkeypatch.setattr(model_module, "FUSED_CELL", fused)
+    w = torch.ones(400, 501, requires_grad=True)  # an odd count: the C mask draws two numbers at a time
     dropped = model_module.drop_connect(w, 0.3, training=True)
     zero = dropped == 0
     assert abs(zero.float().mean().item() - 0.3) < 0.01
@@ -287,6 +289,28 @@ def test_drop_connect_zeroes_a_fraction_p_and_rescales_the_rest():
     assert torch.equal(grad, dropped.detach())  # the gradient flows through the kept weights only
     assert model_module.drop_connect(w, 0.3, training=False) is w
     assert model_module.drop_connect(w, 0.0, training=True) is w
+
+
+@pytest.mark.skipif(cell_kernel.load() is None, reason="no C compiler here")
+def test_c_drop_mask_is_uniform_independent_and_seeded_by_torch():
+    like = torch.empty(1000, 1001)
+    torch.manual_seed(5)
+    a = model_module.drop_mask(like, 0.45)
+    b = model_module.drop_mask(like, 0.45)
+    torch.manual_seed(5)
+    assert torch.equal(model_module.drop_mask(like, 0.45), a)  # torch.manual_seed reproduces a run
+    assert not torch.equal(a, b)
+    kept = (a != 0).float()
+    assert a.unique().tolist() == [0.0, pytest.approx(1 / 0.55)]
+    assert abs(kept.mean().item() - 0.55) < 0.003
+    # no pattern over rows, columns or the two numbers drawn together, nor between successive masks
+    assert (kept.mean(1) - 0.55).abs().max() < 0.07 and (kept.mean(0) - 0.55).abs().max() < 0.07
+    flat = kept.flatten()
+    assert abs(flat[0::2].mean() - flat[1::2].mean()) < 0.005
+    assert abs((flat[:-1] * flat[1:]).mean() - 0.55 ** 2) < 0.003
+    assert abs((kept * (b != 0).float()).mean() - 0.55 ** 2) < 0.003
+    for p in (0.01, 0.99):
+        assert abs((model_module.drop_mask(like, p) != 0).float().mean().item() - (1 - p)) < 0.002
 
 
 def test_step_linear_paths_agree():
