@@ -539,3 +539,16 @@ def test_bad_sizes_are_rejected():
         tiny_lm(hidden_size=42)
     with pytest.raises(ValueError):
         tiny_lm(master_input="other")
+
+
+def test_onednn_kernel_caches_are_capped_unless_the_user_chose():
+    import subprocess
+    import sys
+    script = ("import os, onlstm_cli.model; "
+              "print(os.environ['ONEDNN_PRIMITIVE_CACHE_CAPACITY'], os.environ['LRU_CACHE_CAPACITY'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")}
+    capped = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert capped.stdout.split() == ["16", "16"]
+    chosen = subprocess.run([sys.executable, "-c", script], env={**env, "LRU_CACHE_CAPACITY": "300"},
+                            capture_output=True, text=True, check=True)
+    assert chosen.stdout.split() == ["16", "300"]
