@@ -100,30 +100,42 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
 def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
                      all_layers: bool) -> list:
     import torch
+
+    from .model import use_fused_cell
     model, vocab = loaded.model, loaded.vocab
     n_layers = model.config.n_layers
-    device = next(model.parameters()).device
+    weight = next(model.parameters())
+    device = weight.device
+    packed = use_fused_cell(weight)  # no padding computed (see ONLSTMLanguageModel.packed_distances)
     results: list = [None] * len(sentences)
-    order = sorted((i for i, s in enumerate(sentences) if len(s) > 0), key=lambda i: len(sentences[i]))
+    # longest first, so that a packed batch's sequences still running at step t are its first rows
+    order = sorted((i for i, s in enumerate(sentences) if len(s) > 0), key=lambda i: -len(sentences[i]))
     for i in range(len(sentences)):
         if len(sentences[i]) == 0:
             results[i] = [[] for _ in range(n_layers)] if all_layers else []
     model.eval()
     with torch.inference_mode():
-        up_to = None if all_layers else layer
+        up_to = n_layers if all_layers else layer
         # every sentence starts by reading <eos> from the zero state: read it once for all of them
         start_state = model(torch.full((1, 1), vocab.eos_id, dtype=torch.long, device=device),
                             with_logits=False, up_to_layer=up_to).state
         for start in range(0, len(order), batch_size):
             batch = order[start:start + batch_size]
-            longest = len(sentences[batch[-1]])
-            ids = torch.full((longest, len(batch)), vocab.eos_id, dtype=torch.long)
+            lengths = torch.tensor([len(sentences[i]) for i in batch])
+            ids = torch.full((int(lengths[0]), len(batch)), vocab.eos_id, dtype=torch.long)
             for b, i in enumerate(batch):
                 ids[:len(sentences[i]), b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
             state = [(h.expand(len(batch), -1).contiguous(), c.expand(len(batch), -1).contiguous())
                      for h, c in start_state]
-            out = model(ids.to(device), state=state, with_logits=False, up_to_layer=up_to)
-            dist = torch.stack(out.distances).cpu()  # (layers run, T, B)
+            if packed:
+                real = torch.arange(ids.shape[0])[:, None] < lengths[None, :]  # (T, B); row-major = packed order
+                batch_sizes = real.sum(1).tolist()
+                dist = torch.zeros(up_to, *ids.shape)
+                for k, d in enumerate(model.packed_distances(ids[real], batch_sizes, state, up_to)):
+                    dist[k][real] = d
+            else:
+                out = model(ids.to(device), state=state, with_logits=False, up_to_layer=up_to)
+                dist = torch.stack(out.distances).cpu()  # (layers run, T, B)
             for b, i in enumerate(batch):
                 n = len(sentences[i])
                 if all_layers:

@@ -41,6 +41,33 @@ def test_batched_distances_equal_one_at_a_time(tiny_loaded, batch_size):
         assert got == pytest.approx(alone, abs=1e-5)
 
 
+@pytest.mark.parametrize("all_layers", [False, True])
+def test_packed_distances_equal_the_padded_path_and_the_reference(tiny_loaded, monkeypatch, all_layers):
+    """With the C cell, parsing packs each batch's sentences instead of padding them; same distances."""
+    import torch
+
+    import onlstm_cli.model as model_module
+    model = tiny_loaded.model
+    if not model_module.use_fused_cell(next(model.parameters())):
+        pytest.skip("no C kernel here: parsing pads")
+    packed = sentence_distances(tiny_loaded, SENTENCES, batch_size=4, all_layers=all_layers)
+    monkeypatch.setattr(model_module, "FUSED_CELL", False)
+    padded = sentence_distances(tiny_loaded, SENTENCES, batch_size=4, all_layers=all_layers)
+    vocab, layer = tiny_loaded.vocab, tiny_loaded.parse_layer
+    for sentence, a, b in zip(SENTENCES, packed, padded):
+        if all_layers:
+            assert len(a) == len(b) == tiny_loaded.config.n_layers
+            for x, y in zip(a, b):
+                assert x == pytest.approx(y, abs=1e-5)
+            a = a[layer - 1]
+        else:
+            assert a == pytest.approx(b, abs=1e-5)
+        ids = torch.tensor([vocab.eos_id, *vocab.encode(sentence)])[:, None]
+        with torch.no_grad():
+            reference = model(ids, reference=True, with_logits=False).distances[layer - 1][1:, 0]
+        assert a == pytest.approx(reference.tolist(), abs=1e-5)
+
+
 def test_distances_all_layers(tiny_loaded):
     per_layer = sentence_distances(tiny_loaded, SENTENCES, all_layers=True)
     n_layers = tiny_loaded.config.n_layers
