@@ -12,6 +12,8 @@ Two implementations of one layer live here:
   The elementwise part of each step runs either as torch kernels (`_torch_steps`, `_torch_backward`)
   or, on CPU in float32, as one fused C pass per step (`_fused_steps`, `_fused_backward`; see
   cell_kernel.py), which is several times faster and falls back to torch where it cannot be built.
+  Parsing with the C cell runs `packed_inference_layer`, which steps through sentences of different
+  lengths packed longest first instead of padded.
 
 Cell state layout: the hidden size H is cut into n = H / chunk_size levels; master gates live at level
 resolution and are repeated over the chunk_size neurons of each level.
@@ -663,8 +665,7 @@ class ONLSTMLanguageModel(nn.Module):
         """The distances (N,) of layers 1 … up_to_layer for sequences packed as in `packed_inference_layer`
         (`tokens` (N,)), from `state` (per layer (h, c), batch_sizes[0] rows). Inference only, and only
         where the fused C cell runs; `forward` pads instead. Parsing uses it: sorted batches of 64 sentences
-        spent a tenth of their work on padding, batches of 256 a third, and larger batches run the
-        per-step products faster."""
+        spent a tenth of their work on padding, batches of 256 a third."""
         assert not self.training and not torch.is_grad_enabled(), "packed_distances is for inference"
         x_gates = self.first_layer_gates(tokens)
         x = self.embedding(tokens) if x_gates is None else None
