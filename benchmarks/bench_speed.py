@@ -24,7 +24,7 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
+from onlstm_cli.model import PARSE_KERNEL_CACHE, ModelConfig, ONLSTMLanguageModel, size_kernel_cache  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -233,6 +233,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    # distances run in this process: give them the kernel cache `onlstm parse` runs with (the training
+    # comparison runs one window length, so its few shapes fit either way)
+    size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
              "parse": lambda: bench_parse(args.repeats), "startup": lambda: bench_startup(args.repeats),
              "memory": bench_memory}

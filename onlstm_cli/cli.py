@@ -236,8 +236,10 @@ def parse(
 ):
     """Parse sentences (one a line) into unlabeled binary trees."""
     from .formats import distances_text, to_ascii, to_bracket, to_json, to_rich
+    from .model import PARSE_KERNEL_CACHE, size_kernel_cache
     from .parser import ModelCache, parse_stream, resolve_model
 
+    size_kernel_cache(PARSE_KERNEL_CACHE)
     if batch_size < 1:
         raise UserError("--batch-size must be at least 1")
     if layer is not None and layer < 1:
@@ -312,8 +314,10 @@ def evaluate(
         systems["pred"] = score(sentences, read_predicted(pred, sentences))
         report["pred"] = str(pred)
     else:
+        from .model import PARSE_KERNEL_CACHE, size_kernel_cache
         from .parser import ModelCache, resolve_model, sentence_distances
         from .trees import build_tree
+        size_kernel_cache(PARSE_KERNEL_CACHE)
         sample = " ".join(w for s in sentences[:50] for w in s.words)
         path = resolve_model(model, sample)
         loaded = ModelCache(device, ensemble).get(path)

@@ -34,13 +34,27 @@ from .errors import OnlstmError
 MASTER_INPUT_RULES = ("paper", "symmetric")
 
 # oneDNN (the CPU matmuls) and torch's layer over it each keep a compiled kernel with its buffers for every
-# matrix shape they meet, up to 1024 of them. Training's window lengths vary from batch to batch, and so
-# do parsing's sentence lengths: a training run grew to 1.7 GB that way (750 MB with 16). The shapes that
-# recur every step are a handful, the others change with the window length anyway, and the training speed
-# did not change. Both are read when the first matmul runs, so setting them here is in time; a user's own
-# setting wins.
+# matrix shape they meet, up to 1024 of them. Training's window lengths vary from batch to batch: a training
+# run grew to 1.7 GB that way (750 MB with 16), and the shapes that recur every step are a handful, so 16
+# costs training no speed. Parsing is the other way round (see `size_kernel_cache`). Both are read when the
+# first matmul runs, so setting them here is in time; a user's own setting wins.
+_USER_KERNEL_CACHE = "ONEDNN_PRIMITIVE_CACHE_CAPACITY" in os.environ
 for _cache in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY"):
     os.environ.setdefault(_cache, "16")
+
+PARSE_KERNEL_CACHE = 256
+
+
+def size_kernel_cache(capacity: int) -> None:
+    """Keep up to `capacity` compiled oneDNN kernels in this process (unless the user has set
+    ONEDNN_PRIMITIVE_CACHE_CAPACITY). oneDNN reads it at the process's first CPU matmul, so only a call
+    before that counts; `onlstm parse` and `evaluate` call it with PARSE_KERNEL_CACHE first thing.
+
+    Packed parsing steps through batch sizes 64, 63, … 1 and the products' shapes change with them: with 16
+    kernels kept, each batch compiled most of its kernels again, and distances ran 15% slower.
+    """
+    if not _USER_KERNEL_CACHE:
+        os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(capacity)
 
 
 class DeviceError(OnlstmError, ValueError):
@@ -491,19 +505,26 @@ def inference_layer(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str = 
                       use_fused_cell(x_gates), w_step)
 
 
+PACKED_ROWS = 64
+
+
 def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chunk_size: int,
                            master_input: str = "paper"):
     """`inference_layer` over sequences of different lengths packed time-major, longest first (the layout of
     torch.nn.utils.rnn.PackedSequence): rows off_t … off_t + batch_sizes[t] of x_gates (N, G) are step t of
     the batch_sizes[t] longest sequences. No step computes padding, so a batch may mix lengths freely.
-    Fused C cell only (see `use_fused_cell`); `w_step` from `step_weight`.
-    Returns the outputs (N, H) and master forget gates (N, n), packed the same way.
+    Fused C cell only (see `use_fused_cell`); `w_step` from `step_weight`. x_gates may have rows past
+    N = sum(batch_sizes), which are ignored.
+    Returns the outputs, N rows rounded up to a multiple of PACKED_ROWS (zero past N), and the master forget
+    gates (N, n), packed the same way. The rounding keeps the next layer's input projection to few matrix
+    shapes, so oneDNN's kernel cache (see `size_kernel_cache`) stays small however much is parsed.
     """
     kernel = cell_kernel.load()
-    N, B = x_gates.shape[0], batch_sizes[0]
+    N, B = sum(batch_sizes), batch_sizes[0]
     H = h0.shape[1]
     n = H // chunk_size
-    outputs, masters = x_gates.new_empty(N, H), x_gates.new_empty(N, 2, n)
+    outputs, masters = x_gates.new_empty(-(-N // PACKED_ROWS) * PACKED_ROWS, H), x_gates.new_empty(N, 2, n)
+    outputs[N:] = 0
     cells = x_gates.new_empty(2, B, H)  # c_{t−1} and c_t, alternating
     cells[0] = c0
     c_at, h_at, m_at = _row_pointer(cells), _row_pointer(outputs), _row_pointer(masters)

@@ -552,3 +552,39 @@ def test_onednn_kernel_caches_are_capped_unless_the_user_chose():
     chosen = subprocess.run([sys.executable, "-c", script], env={**env, "LRU_CACHE_CAPACITY": "300"},
                             capture_output=True, text=True, check=True)
     assert chosen.stdout.split() == ["16", "300"]
+
+
+def test_parsing_asks_for_a_larger_kernel_cache_unless_the_user_chose():
+    import subprocess
+    import sys
+    script = ("import os, onlstm_cli.model as m; m.size_kernel_cache(m.PARSE_KERNEL_CACHE); "
+              "print(os.environ['ONEDNN_PRIMITIVE_CACHE_CAPACITY'], os.environ['LRU_CACHE_CAPACITY'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")}
+    parsing = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    from onlstm_cli.model import PARSE_KERNEL_CACHE
+    assert parsing.stdout.split() == [str(PARSE_KERNEL_CACHE), "16"]
+    chosen = subprocess.run([sys.executable, "-c", script], env={**env, "ONEDNN_PRIMITIVE_CACHE_CAPACITY": "7"},
+                            capture_output=True, text=True, check=True)
+    assert chosen.stdout.split() == ["7", "16"]
+
+
+def test_packed_layer_rounds_its_output_rows_and_zeroes_the_extra_ones():
+    """The next layer's input projection then meets few matrix shapes (oneDNN compiles one per shape)."""
+    from onlstm_cli.model import PACKED_ROWS, ONLSTMLayer, packed_inference_layer, step_weight, use_fused_cell
+    torch.manual_seed(0)
+    if not use_fused_cell(torch.zeros(1)):
+        pytest.skip("no C kernel here")
+    layer = ONLSTMLayer(6, 20, 5, weight_drop=0.0).eval()
+    lengths = [7, 5, 5, 2]
+    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
+    N = sum(lengths)
+    x_gates = torch.randn(N, 4 * 20 + 2 * 4)
+    zeros = torch.zeros(4, 20)
+    with torch.no_grad():
+        out, master_f = packed_inference_layer(x_gates, batch_sizes, step_weight(layer.hh.weight, 4), zeros, zeros,
+                                               5)
+        padded, _ = packed_inference_layer(torch.cat([x_gates, torch.randn(3, x_gates.shape[1])]), batch_sizes,
+                                           step_weight(layer.hh.weight, 4), zeros, zeros, 5)
+    assert out.shape == (PACKED_ROWS, 20) and master_f.shape == (N, 4)
+    assert torch.all(out[N:] == 0) and torch.any(out[:N] != 0)
+    assert torch.equal(out, padded)  # rows of x_gates past N are ignored
