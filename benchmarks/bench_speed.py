@@ -182,10 +182,12 @@ runpy.run_module('onlstm_cli', run_name='__main__')
 
 
 def run_cli(args: list[str], stdin: bytes | None = None) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB, the child's own VmHWM) of `onlstm ARGS` in a fresh process."""
+    """Wall time and peak RSS (KiB, the child's own VmHWM) of `onlstm ARGS` in a fresh process, with the
+    environment a user has (not this process's kernel-cache setting)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")}
     with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, peak.name, *args], input=stdin,
+        proc = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, peak.name, *args], input=stdin, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wall = time.perf_counter() - start
         if proc.returncode != 0:
