@@ -51,7 +51,7 @@ def size_kernel_cache(capacity: int) -> None:
     before that counts; `onlstm parse` and `evaluate` call it with PARSE_KERNEL_CACHE first thing.
 
     Packed parsing steps through batch sizes 64, 63, … 1 and the products' shapes change with them: with 16
-    kernels kept, each batch compiled most of its kernels again, and distances ran 15% slower.
+    kernels kept, each batch compiled most of its kernels again, and distances ran about 10% slower.
     """
     if not _USER_KERNEL_CACHE:
         os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(capacity)
