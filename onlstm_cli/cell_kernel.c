@@ -219,3 +219,60 @@ void onlstm_drop_mask(long n, unsigned long long seed, unsigned int threshold, f
         mask[n - 1] = (unsigned int)z >= threshold ? scale : 0.0f;
     }
 }
+
+/* Reductions over a long row in LANES independent partial results: without -ffast-math the compiler may
+ * not reorder one running float sum or maximum, so a single accumulator would not vectorize. */
+#define LANES 16
+
+static float row_max(const float *x, long V) {
+    float top[LANES];
+    for (int j = 0; j < LANES; j++) top[j] = x[0];
+    long v = 0;
+    for (; v + LANES <= V; v += LANES)
+        for (int j = 0; j < LANES; j++) top[j] = x[v + j] > top[j] ? x[v + j] : top[j];
+    float best = top[0];
+    for (int j = 1; j < LANES; j++) best = top[j] > best ? top[j] : best;
+    for (; v < V; v++) best = x[v] > best ? x[v] : best;
+    return best;
+}
+
+/* Σ exp(x − top), also writing each term to e[] unless e is NULL. */
+static float row_exp_sum(const float *x, float top, float *e, long V) {
+    float part[LANES] = {0.0f};
+    long v = 0;
+    for (; v + LANES <= V; v += LANES)
+        for (int j = 0; j < LANES; j++) {
+            const float term = expf(x[v + j] - top);
+            if (e) e[v + j] = term;
+            part[j] += term;
+        }
+    float total = 0.0f;
+    for (int j = 0; j < LANES; j++) total += part[j];
+    for (; v < V; v++) {
+        const float term = expf(x[v] - top);
+        if (e) e[v] = term;
+        total += term;
+    }
+    return total;
+}
+
+/* The tied decoder's softmax cross-entropy for `rows` rows of V logits (row r at logits + r * V):
+ * loss[r] = logsumexp(x) − x[target], and, where d_logits is not NULL, its gradient softmax(x) − onehot
+ * written to d_logits (which may be `logits` itself). One pass per row while it is in cache, where
+ * log_softmax, nll_loss and their backward pass over the whole (rows × V) matrix five times. */
+void onlstm_softmax_xent(long rows, long V, const float *logits, const long *targets, float *loss,
+                         float *d_logits) {
+#pragma omp parallel for schedule(static) if (rows * V >= 65536)
+    for (long r = 0; r < rows; r++) {
+        const float *x = logits + r * V;
+        const float top = row_max(x, V), at_target = x[targets[r]];
+        float *d = d_logits ? d_logits + r * V : NULL;
+        const float total = row_exp_sum(x, top, d, V);
+        loss[r] = logf(total) + top - at_target;
+        if (d) {
+            const float scale = 1.0f / total;
+            for (long v = 0; v < V; v++) d[v] *= scale;
+            d[targets[r]] -= 1.0f;
+        }
+    }
+}

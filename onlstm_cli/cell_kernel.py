@@ -83,4 +83,6 @@ def load() -> ctypes.CDLL | None:
     lib.onlstm_forward_step.restype = lib.onlstm_backward_step.restype = i
     lib.onlstm_drop_mask.argtypes = [long, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_float, p]
     lib.onlstm_drop_mask.restype = None
+    lib.onlstm_softmax_xent.argtypes = [long, long, p, p, p, p]
+    lib.onlstm_softmax_xent.restype = None
     return lib

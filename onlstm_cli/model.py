@@ -540,6 +540,79 @@ def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chun
     return outputs, masters[:, 1]
 
 
+LOSS_CHUNK_ROWS = 512  # logits are formed this many rows at a time (20 MB at a 10k vocabulary)
+
+
+class DecoderCrossEntropy(torch.autograd.Function):
+    """Σ over rows of cross_entropy(hidden·weightᵀ + bias, targets), for CPU float32 with the C kernel.
+
+    F.cross_entropy on the logits allocates and passes over the whole (rows × vocabulary) matrix five
+    times (log_softmax, nll_loss, the zero-filled gradient, their backward), and each fresh matrix of
+    that size (180 MB at 200/400, batch 64) is paid for again in page faults. Here the logits are
+    formed a chunk of rows at a time and the kernel turns each chunk, while it is in cache, into its
+    losses and its gradient softmax − onehot, kept for the backward pass in one buffer that is reused
+    from step to step. The backward pass is the decoder's two weight products and a column sum.
+    """
+
+    _spare: torch.Tensor | None = None  # the gradient buffer, handed back by backward for the next step
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, targets):
+        kernel = cell_kernel.load()
+        rows, vocab = hidden.shape[0], weight.shape[0]
+        want_grad = any(ctx.needs_input_grad[:3])
+        buffer = DecoderCrossEntropy._take_buffer(rows * vocab) if want_grad else None
+        d_logits = None if buffer is None else buffer[:rows * vocab].view(rows, vocab)
+        losses = hidden.new_empty(rows)
+        targets = targets.contiguous()
+        for start in range(0, rows, LOSS_CHUNK_ROWS):
+            logits = _onednn_mm(hidden[start:start + LOSS_CHUNK_ROWS], weight, bias)
+            kernel.onlstm_softmax_xent(logits.shape[0], vocab, logits.data_ptr(), targets[start:].data_ptr(),
+                                       losses[start:].data_ptr(),
+                                       None if d_logits is None else d_logits[start].data_ptr())
+        if want_grad:
+            ctx.save_for_backward(hidden, weight)
+            ctx.buffer, ctx.d_logits = buffer, d_logits
+        return losses.sum()
+
+    @staticmethod
+    def backward(ctx, d_loss):
+        hidden, weight = ctx.saved_tensors
+        d_logits, ctx.d_logits = ctx.d_logits, None
+        d_hidden = d_weight = d_bias = None
+        if ctx.needs_input_grad[0]:
+            d_hidden = _onednn_mm(d_logits, weight.t()).mul_(d_loss)
+        if ctx.needs_input_grad[1]:
+            d_weight = weight_grad(d_logits, hidden).mul_(d_loss)
+        if ctx.needs_input_grad[2]:
+            d_bias = d_logits.sum(0).mul_(d_loss)
+        DecoderCrossEntropy._spare, ctx.buffer = ctx.buffer, None
+        return d_hidden, d_weight, d_bias, None
+
+    @staticmethod
+    def _take_buffer(numel: int) -> torch.Tensor:
+        """A flat buffer of at least `numel` floats: the spare one if it is large enough (a second forward
+        before the first one's backward finds none and allocates its own)."""
+        spare, DecoderCrossEntropy._spare = DecoderCrossEntropy._spare, None
+        if spare is not None and spare.numel() >= numel:
+            return spare
+        return torch.empty(numel + numel // 4)  # room for longer windows: training's window length varies
+
+
+def decoder_loss(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, targets: torch.Tensor,
+                 reduction: str = "mean") -> torch.Tensor:
+    """cross_entropy(hidden·weightᵀ + bias, targets) for hidden (rows × E) and targets (rows,), without
+    keeping the logits: the training loss of the tied decoder. reduction: "mean" or "sum"."""
+    vocab = weight.shape[0]
+    if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < vocab:
+        raise IndexError(f"target word ids must lie in [0, {vocab})")
+    if use_onednn(hidden) and use_fused_cell(hidden) and targets.dtype == torch.int64:
+        total = DecoderCrossEntropy.apply(hidden.contiguous(), weight, bias, targets)
+    else:
+        total = F.cross_entropy(linear(hidden, weight, bias), targets, reduction="sum")
+    return total if reduction == "sum" else total / max(targets.numel(), 1)
+
+
 class LockedDropout(nn.Module):
     """Variational dropout: one mask per sequence, shared over all time steps."""
 
@@ -642,6 +715,7 @@ class LMOutput:
     distances: list[torch.Tensor]      # per layer (T, B): d_f of each token
     master_forget: list[torch.Tensor]  # per layer (T, B, n)
     master_input: list[torch.Tensor] = field(default_factory=list)
+    loss: torch.Tensor | None = None  # mean cross-entropy, where forward was given targets (logits are None then)
 
 
 class ONLSTMLanguageModel(nn.Module):
@@ -706,12 +780,17 @@ class ONLSTMLanguageModel(nn.Module):
                 for layer in self.layers]
 
     def forward(self, tokens: torch.Tensor, state=None, reference: bool = False,
-                with_logits: bool = True, up_to_layer: int | None = None) -> LMOutput:
+                with_logits: bool = True, up_to_layer: int | None = None,
+                targets: torch.Tensor | None = None) -> LMOutput:
         """tokens: (T, B) word ids. Returns logits, the new state, and every layer's distances and gates.
 
         up_to_layer (1-based) stops after that layer — all that parsing with it needs; no logits then.
+        targets (T, B): the next words; then the output has their mean cross-entropy as `loss` instead of
+        logits, computed without keeping the (T·B × vocabulary) logits (`decoder_loss`).
         """
         cfg = self.config
+        if targets is not None and up_to_layer is not None:
+            raise ValueError("a loss needs every layer: give targets or up_to_layer, not both")
         if state is None:
             state = self.init_state(tokens.shape[1])
         x, x_gates = None, None if reference else self.first_layer_gates(tokens)
@@ -729,5 +808,9 @@ class ONLSTMLanguageModel(nn.Module):
             forget.append(master_f)
             inputs.append(master_i)
             x = self.lockdrop(x, cfg.dropout_h if k < len(self.layers) - 1 else cfg.dropout)
+        if targets is not None:
+            loss = decoder_loss(x.reshape(-1, x.shape[-1]), self.embedding.weight, self.decoder_bias,
+                                targets.reshape(-1))
+            return LMOutput(None, new_state, distances, forget, inputs, loss)
         logits = linear(x, self.embedding.weight, self.decoder_bias) if with_logits else None
         return LMOutput(logits, new_state, distances, forget, inputs)

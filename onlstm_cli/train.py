@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Iterable, Protocol
 
 import torch
-import torch.nn.functional as F
 
 from . import __version__
 from .errors import OnlstmError
@@ -126,10 +125,9 @@ def evaluate_perplexity(model: ONLSTMLanguageModel, data: torch.Tensor, bptt: in
     for i in range(0, data.shape[0] - 1, bptt):
         seq = min(bptt, data.shape[0] - 1 - i)
         x, y = data[i:i + seq], data[i + 1:i + 1 + seq]
-        out = model(x, state)
+        out = model(x, state, targets=y)
         state = out.state
-        total_loss += F.cross_entropy(out.logits.reshape(-1, out.logits.shape[-1]), y.reshape(-1),
-                                      reduction="sum").item()
+        total_loss += out.loss.item() * y.numel()
         total += y.numel()
     return math.exp(min(total_loss / max(total, 1), 50.0))
 
@@ -311,9 +309,8 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                     seq = min(seq, n_rows - 1 - pos)
                     x, y = train_data[pos:pos + seq], train_data[pos + 1:pos + 1 + seq]
                     state = detach(state)
-                    output = model(x, state)
-                    state = output.state
-                    loss = F.cross_entropy(output.logits.reshape(-1, output.logits.shape[-1]), y.reshape(-1))
+                    output = model(x, state, targets=y)
+                    state, loss = output.state, output.loss
                     optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     if tc.clip > 0:

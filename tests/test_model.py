@@ -588,3 +588,75 @@ def test_packed_layer_rounds_its_output_rows_and_zeroes_the_extra_ones():
     assert out.shape == (PACKED_ROWS, 20) and master_f.shape == (N, 4)
     assert torch.all(out[N:] == 0) and torch.any(out[:N] != 0)
     assert torch.equal(out, padded)  # rows of x_gates past N are ignored
+
+
+# --- the decoder's fused loss ------------------------------------------------------------------
+
+def loss_inputs(rows: int, vocab: int = 700, emb: int = 24, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    hidden = torch.randn(rows, emb, generator=g).requires_grad_()
+    weight = (torch.randn(vocab, emb, generator=g) * 0.5).requires_grad_()
+    bias = (torch.randn(vocab, generator=g) * 0.1).requires_grad_()
+    return hidden, weight, bias, torch.randint(0, vocab, (rows,), generator=g)
+
+
+def loss_and_grads(loss_fn, hidden, weight, bias, targets):
+    params = [t.detach().clone().requires_grad_() for t in (hidden, weight, bias)]
+    loss = loss_fn(*params, targets)
+    loss.backward()
+    return [loss.detach()] + [p.grad for p in params]
+
+
+def plain_loss(reduction):
+    return lambda h, w, b, y: torch.nn.functional.cross_entropy(h @ w.t() + b, y, reduction=reduction)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("rows", [1, 37, model_module.LOSS_CHUNK_ROWS + 3])  # one chunk, a partial one, two
+def test_decoder_loss_matches_cross_entropy_and_its_gradients(rows, reduction):
+    if not model_module.use_fused_cell(torch.zeros(1)):
+        pytest.skip("no C compiler: decoder_loss is F.cross_entropy itself")
+    args = loss_inputs(rows)
+    fused = loss_and_grads(lambda h, w, b, y: model_module.decoder_loss(h, w, b, y, reduction), *args)
+    plain = loss_and_grads(plain_loss(reduction), *args)
+    for a, b in zip(fused, plain):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_decoder_loss_reuses_its_buffer_without_mixing_up_steps():
+    """Windows of changing length reuse one gradient buffer; two losses alive at once must not share it."""
+    if not model_module.use_fused_cell(torch.zeros(1)):
+        pytest.skip("no C compiler")
+    for rows in (40, 25, 49):
+        args = loss_inputs(rows, seed=rows)
+        fused = loss_and_grads(model_module.decoder_loss, *args)
+        for a, b in zip(fused, loss_and_grads(plain_loss("mean"), *args)):
+            assert torch.allclose(a, b, atol=1e-5)
+    first, second = loss_inputs(30, seed=1), loss_inputs(30, seed=2)
+    params = [[t.detach().clone().requires_grad_() for t in args[:3]] for args in (first, second)]
+    losses = [model_module.decoder_loss(*p, args[3]) for p, args in zip(params, (first, second))]
+    (losses[0] + losses[1]).backward()  # both forwards ran before either backward
+    for p, args in zip(params, (first, second)):
+        expected = loss_and_grads(plain_loss("mean"), *args)[1:]
+        for got, want in zip((t.grad for t in p), expected):
+            assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_decoder_loss_rejects_targets_outside_the_vocabulary():
+    hidden, weight, bias, targets = loss_inputs(5)
+    targets[2] = weight.shape[0]
+    with pytest.raises(IndexError, match="target word ids"):
+        model_module.decoder_loss(hidden, weight, bias, targets)
+
+
+def test_lm_loss_equals_cross_entropy_of_its_logits():
+    model = tiny_lm().eval()
+    x, y = tokens(T=8, B=4), tokens(T=8, B=4, seed=1)
+    with torch.no_grad():
+        logits = model(x).logits
+        out = model(x, targets=y)
+    assert out.logits is None
+    expected = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    assert torch.allclose(out.loss, expected, atol=1e-5)
+    with pytest.raises(ValueError, match="not both"):
+        model(x, targets=y, up_to_layer=2)
