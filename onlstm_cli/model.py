@@ -166,14 +166,20 @@ def step_weight(weight: torch.Tensor, batch_size: int):
     return ("plain", weight.t())
 
 
-def step_linear(x: torch.Tensor, prepared, add: torch.Tensor | None = None) -> torch.Tensor:
-    """add + x·weightᵀ (or x·weightᵀ alone) with a weight from `step_weight`."""
+def step_linear(x: torch.Tensor, prepared, add: torch.Tensor | None = None,
+                bias: torch.Tensor | None = None) -> torch.Tensor:
+    """add + x·weightᵀ, or x·weightᵀ + bias (either may be None), with a weight from `step_weight`.
+
+    The sum is a separate add_: oneDNN's fused "add" post-op made the product itself slower, by 13% at
+    20 × 1150 → 4830 (400/1150 training) and by a fifth at 64 × 400 → 1680 inside the parsing loop.
+    """
     kind, w = prepared
     if kind == "onednn":
-        if add is None:
-            return torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], "")
-        return torch.ops.mkldnn._linear_pointwise.binary(x, add, w, None, "add")
-    return torch.mm(x, w) if add is None else torch.addmm(add, x, w)
+        product = torch.ops.mkldnn._linear_pointwise(x, w, bias if add is None else None, "none", [], "")
+        return product if add is None else product.add_(add)
+    if add is None:
+        return torch.mm(x, w) if bias is None else torch.addmm(bias, x, w)
+    return torch.addmm(add, x, w)
 
 
 def use_onednn(x: torch.Tensor) -> bool:
@@ -509,12 +515,19 @@ PACKED_ROWS = 64
 
 
 def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chunk_size: int,
-                           master_input: str = "paper"):
+                           master_input: str = "paper", x=None, bias=None):
     """`inference_layer` over sequences of different lengths packed time-major, longest first (the layout of
     torch.nn.utils.rnn.PackedSequence): rows off_t … off_t + batch_sizes[t] of x_gates (N, G) are step t of
     the batch_sizes[t] longest sequences. No step computes padding, so a batch may mix lengths freely.
     Fused C cell only (see `use_fused_cell`); `w_step` from `step_weight`. x_gates may have rows past
     N = sum(batch_sizes), which are ignored.
+
+    Or, with x_gates None: `x` (N, I), the layer's inputs packed the same way, `w_step` the joined weight
+    [W_ih | W_hh] (`ONLSTMLayer.joined_step_weight`) and `bias` the input bias. Each step is then one
+    product of [x_t | h_{t−1}] with the joined weight, which at a batch of 64 runs at the rate of a large
+    matmul (215 GFLOP/s here), where the input projection as one large matmul plus the recurrent steps
+    with K = H ran at 175 (`benchmarks/README.md`).
+
     Returns the outputs, N rows rounded up to a multiple of PACKED_ROWS (zero past N), and the master forget
     gates (N, n), packed the same way. The rounding keeps the next layer's input projection to few matrix
     shapes, so oneDNN's kernel cache (see `size_kernel_cache`) stays small however much is parsed.
@@ -523,15 +536,25 @@ def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chun
     N, B = sum(batch_sizes), batch_sizes[0]
     H = h0.shape[1]
     n = H // chunk_size
-    outputs, masters = x_gates.new_empty(-(-N // PACKED_ROWS) * PACKED_ROWS, H), x_gates.new_empty(N, 2, n)
+    outputs, masters = h0.new_empty(-(-N // PACKED_ROWS) * PACKED_ROWS, H), h0.new_empty(N, 2, n)
     outputs[N:] = 0
-    cells = x_gates.new_empty(2, B, H)  # c_{t−1} and c_t, alternating
+    cells = h0.new_empty(2, B, H)  # c_{t−1} and c_t, alternating
     cells[0] = c0
     c_at, h_at, m_at = _row_pointer(cells), _row_pointer(outputs), _row_pointer(masters)
     symmetric = int(master_input == "symmetric")
+    if x_gates is None:
+        width = x.shape[1]
+        joined = h0.new_empty(N, width + H)  # row of step t: [x_t | h_{t−1}]
+        joined[:, :width] = x[:N]
+        joined[:B, width:] = h0
     prev_h, offset = h0, 0
     for t, size in enumerate(batch_sizes):
-        gates = step_linear(prev_h[:size], w_step, x_gates[offset:offset + size])
+        if x_gates is None:
+            if t > 0:
+                joined[offset:offset + size, width:] = prev_h[:size]
+            gates = step_linear(joined[offset:offset + size], w_step, bias=bias)
+        else:
+            gates = step_linear(prev_h[:size], w_step, x_gates[offset:offset + size])
         if kernel.onlstm_forward_step(size, n, chunk_size, symmetric, gates.data_ptr(), gates.stride(0), c_at(t % 2),
                                       c_at((t + 1) % 2), h_at(offset), m_at(offset), None, None, None):
             raise MemoryError("out of memory in the ON-LSTM cell kernel")
@@ -650,6 +673,7 @@ class ONLSTMLayer(nn.Module):
         self.weight_drop = weight_drop
         self.master_input = master_input
         self._packed = None  # (weight version, w_hh prepared by step_weight); see forward
+        self._joined = None  # (weight versions, [W_ih | W_hh] prepared); see joined_step_weight
 
     def forward(self, x, state, reference: bool = False, x_gates: torch.Tensor | None = None):
         """x: (T, B, input) or None when `x_gates`, its input projection, is given instead."""
@@ -678,6 +702,14 @@ class ONLSTMLayer(nn.Module):
         if self._packed is None or self._packed[0] != key:
             self._packed = (key, step_weight(weight, batch_size))
         return self._packed[1]
+
+    def joined_step_weight(self, batch_size: int):
+        """[W_ih | W_hh] prepared by `step_weight` for `packed_inference_layer`, kept until either changes."""
+        weights = (self.ih.weight, self.hh.weight)
+        key = tuple((w.data_ptr(), w._version, w.device, w.dtype) for w in weights) + (use_onednn(weights[0]),)
+        if self._joined is None or self._joined[0] != key:
+            self._joined = (key, step_weight(torch.cat([w.detach() for w in weights], 1), batch_size))
+        return self._joined[1]
 
 
 @dataclass
@@ -766,11 +798,14 @@ class ONLSTMLanguageModel(nn.Module):
         x = self.embedding(tokens) if x_gates is None else None
         distances = []
         for k, layer in enumerate(self.layers[:up_to_layer]):
-            if k > 0 or x_gates is None:
-                x_gates = linear(x, layer.ih.weight, layer.ih.bias)
-            w_step = layer._packed_weight(layer.hh.weight, batch_sizes[0])
-            x, master_f = packed_inference_layer(x_gates, batch_sizes, w_step, *state[k], layer.chunk_size,
-                                                 layer.master_input)
+            if k == 0 and x_gates is not None:
+                w_step = layer._packed_weight(layer.hh.weight, batch_sizes[0])
+                x, master_f = packed_inference_layer(x_gates, batch_sizes, w_step, *state[k], layer.chunk_size,
+                                                     layer.master_input)
+            else:
+                x, master_f = packed_inference_layer(None, batch_sizes, layer.joined_step_weight(batch_sizes[0]),
+                                                     *state[k], layer.chunk_size, layer.master_input, x=x,
+                                                     bias=layer.ih.bias)
             distances.append(forget_distance(master_f))
         return distances
 
