@@ -13,6 +13,7 @@ from onlstm_cli import cell_kernel
 from onlstm_cli.model import (
     LockedDropout,
     ModelConfig,
+    ONLSTMLayer,
     ONLSTMLanguageModel,
     ONLSTMLayerFunction,
     cell_update,
@@ -588,6 +589,28 @@ def test_packed_layer_rounds_its_output_rows_and_zeroes_the_extra_ones():
     assert out.shape == (PACKED_ROWS, 20) and master_f.shape == (N, 4)
     assert torch.all(out[N:] == 0) and torch.any(out[:N] != 0)
     assert torch.equal(out, padded)  # rows of x_gates past N are ignored
+
+
+def test_packed_layer_from_its_inputs_with_the_joined_weight_equals_the_projected_path():
+    from onlstm_cli.model import packed_inference_layer, step_weight, use_fused_cell
+    torch.manual_seed(1)
+    if not use_fused_cell(torch.zeros(1)):
+        pytest.skip("no C kernel here")
+    layer = ONLSTMLayer(6, 20, 5, weight_drop=0.0).eval()
+    lengths = [6, 6, 3, 1]
+    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
+    x = torch.randn(sum(lengths), 6)
+    h0, c0 = torch.randn(4, 20), torch.randn(4, 20)
+    with torch.no_grad():
+        x_gates = x @ layer.ih.weight.t() + layer.ih.bias
+        projected = packed_inference_layer(x_gates, batch_sizes, step_weight(layer.hh.weight, 4), h0, c0, 5)
+        joined_weight = layer.joined_step_weight(4)
+        joined = packed_inference_layer(None, batch_sizes, joined_weight, h0, c0, 5, x=x, bias=layer.ih.bias)
+        assert layer.joined_step_weight(2) is joined_weight  # kept while the weights stay the same
+        layer.hh.weight.mul_(0.5)
+        assert layer.joined_step_weight(4) is not joined_weight
+    for a, b in zip(projected, joined):
+        assert torch.allclose(a, b, atol=1e-5)
 
 
 # --- the decoder's fused loss ------------------------------------------------------------------
