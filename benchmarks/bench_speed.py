@@ -170,7 +170,7 @@ def bench_distances(repeats: int) -> list[tuple[str, float, str]]:
     model = ONLSTMLanguageModel(ModelConfig(vocab_size=len(vocab), emb_size=200, hidden_size=400)).eval()
     loaded = LoadedModel(model, vocab, Tokenizer("whitespace"), "en", 2)
     rows = []
-    for batch in (1, 64, 256):
+    for batch in (1, 64, 128, 256):
         rates = []
         for _ in range(repeats):
             start = time.perf_counter()
