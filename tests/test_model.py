@@ -683,3 +683,18 @@ def test_lm_loss_equals_cross_entropy_of_its_logits():
     assert torch.allclose(out.loss, expected, atol=1e-5)
     with pytest.raises(ValueError, match="not both"):
         model(x, targets=y, up_to_layer=2)
+
+
+def test_embedding_dropout_drops_whole_word_types():
+    torch.manual_seed(3)
+    embed = torch.nn.Embedding(50, 8)
+    tokens = torch.randint(0, 50, (40, 10))
+    out = model_module.embedding_dropout(embed, tokens, 0.4, training=True)
+    dropped = (out == 0).all(-1)
+    kept = ~dropped
+    assert torch.allclose(out[kept], embed.weight[tokens][kept] / 0.6)
+    for word in tokens.unique():  # every occurrence of a word shares its fate
+        assert dropped[tokens == word].all() or kept[tokens == word].all()
+    fraction = torch.stack([dropped[tokens == word][0] for word in tokens.unique()]).float().mean()
+    assert 0.2 < fraction < 0.6  # of the word types
+    assert torch.equal(model_module.embedding_dropout(embed, tokens, 0.4, training=False), embed(tokens))
