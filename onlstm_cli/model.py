@@ -584,10 +584,9 @@ class DecoderCrossEntropy(torch.autograd.Function):
     _spare: torch.Tensor | None = None  # the gradient buffer, handed back by backward for the next step
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, targets):
+    def forward(ctx, hidden, weight, bias, targets, want_grad: bool):
         kernel = cell_kernel.load()
         rows, vocab = hidden.shape[0], weight.shape[0]
-        want_grad = any(ctx.needs_input_grad[:3])
         buffer = DecoderCrossEntropy._take_buffer(rows * vocab) if want_grad else None
         d_logits = None if buffer is None else buffer[:rows * vocab].view(rows, vocab)
         losses = hidden.new_empty(rows)
@@ -614,7 +613,7 @@ class DecoderCrossEntropy(torch.autograd.Function):
         if ctx.needs_input_grad[2]:
             d_bias = d_logits.sum(0).mul_(d_loss)
         DecoderCrossEntropy._spare, ctx.buffer = ctx.buffer, None
-        return d_hidden, d_weight, d_bias, None
+        return d_hidden, d_weight, d_bias, None, None
 
     @staticmethod
     def _take_buffer(numel: int) -> torch.Tensor:
@@ -634,7 +633,9 @@ def decoder_loss(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
     if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < vocab:
         raise IndexError(f"target word ids must lie in [0, {vocab})")
     if use_onednn(hidden) and use_fused_cell(hidden) and targets.dtype == torch.int64:
-        total = DecoderCrossEntropy.apply(hidden.contiguous(), weight, bias, targets)
+        # (needs_input_grad inside forward says True under no_grad too: validation would form gradients)
+        want_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (hidden, weight, bias))
+        total = DecoderCrossEntropy.apply(hidden.contiguous(), weight, bias, targets, want_grad)
     else:
         total = F.cross_entropy(linear(hidden, weight, bias), targets, reduction="sum")
     return total if reduction == "sum" else total / max(targets.numel(), 1)
