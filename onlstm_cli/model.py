@@ -15,6 +15,9 @@ Two implementations of one layer live here:
   Parsing with the C cell runs `packed_inference_layer`, which steps through sentences of different
   lengths packed longest first instead of padded.
 
+The LM trains on `decoder_loss`: the tied decoder's softmax cross-entropy computed a chunk of rows at a
+time by the same C file, never holding the whole (tokens × vocabulary) logits (`forward(..., targets=)`).
+
 Cell state layout: the hidden size H is cut into n = H / chunk_size levels; master gates live at level
 resolution and are repeated over the chunk_size neurons of each level.
 """
