@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -584,7 +585,9 @@ class DecoderCrossEntropy(torch.autograd.Function):
     from step to step. The backward pass is the decoder's two weight products and a column sum.
     """
 
-    _spare: torch.Tensor | None = None  # the gradient buffer, handed back by backward for the next step
+    # the gradient buffer, handed back by backward for the next step; one per thread, so that two threads
+    # training at once never take the same buffer
+    _spare = threading.local()
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, targets, want_grad: bool):
@@ -615,14 +618,15 @@ class DecoderCrossEntropy(torch.autograd.Function):
             d_weight = weight_grad(d_logits, hidden).mul_(d_loss)
         if ctx.needs_input_grad[2]:
             d_bias = d_logits.sum(0).mul_(d_loss)
-        DecoderCrossEntropy._spare, ctx.buffer = ctx.buffer, None
+        DecoderCrossEntropy._spare.buffer, ctx.buffer = ctx.buffer, None
         return d_hidden, d_weight, d_bias, None, None
 
     @staticmethod
     def _take_buffer(numel: int) -> torch.Tensor:
         """A flat buffer of at least `numel` floats: the spare one if it is large enough (a second forward
         before the first one's backward finds none and allocates its own)."""
-        spare, DecoderCrossEntropy._spare = DecoderCrossEntropy._spare, None
+        spare = getattr(DecoderCrossEntropy._spare, "buffer", None)
+        DecoderCrossEntropy._spare.buffer = None
         if spare is not None and spare.numel() >= numel:
             return spare
         return torch.empty(numel + numel // 4)  # room for longer windows: training's window length varies
