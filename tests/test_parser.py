@@ -41,6 +41,36 @@ def test_batched_distances_equal_one_at_a_time(tiny_loaded, batch_size):
         assert got == pytest.approx(alone, abs=1e-5)
 
 
+def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(tiny_loaded, monkeypatch):
+    import torch
+
+    import onlstm_cli.parser as parser_module
+    from onlstm_cli.model import use_fused_cell
+    before = torch.get_num_threads()
+    pools = []
+    original = parser_module.batches_side_by_side
+
+    def counted(threads):
+        pools.append(threads)
+        return original(threads)
+
+    monkeypatch.setattr(parser_module, "batches_side_by_side", counted)
+    try:
+        torch.set_num_threads(1)
+        one_by_one = sentence_distances(tiny_loaded, SENTENCES, batch_size=2, all_layers=True)
+        assert pools == []  # one torch thread: batches run in turn
+        torch.set_num_threads(2)
+        side_by_side = sentence_distances(tiny_loaded, SENTENCES, batch_size=2, all_layers=True)
+        if use_fused_cell(next(tiny_loaded.model.parameters())):  # (only the packed path runs side by side)
+            assert pools == [2]
+        assert torch.get_num_threads() == 2  # restored after the pool
+    finally:
+        torch.set_num_threads(before)
+    for a, b in zip(one_by_one, side_by_side):
+        for x, y in zip(a, b):
+            assert x == pytest.approx(y, abs=1e-6)
+
+
 @pytest.mark.parametrize("all_layers", [False, True])
 def test_packed_distances_equal_the_padded_path_and_the_reference(tiny_loaded, monkeypatch, all_layers):
     """With the C cell, parsing packs each batch's sentences instead of padding them; same distances."""
