@@ -2,10 +2,10 @@
 
 Each sentence is read from a zero state as `<eos> w1 … wn`, the way the paper's evaluation reads it, and
 the chosen layer's d_f for w1 … wn are the distances. Sentences are batched (padding at the end does not
-change a left-to-right model's earlier steps) and, on CPU with the C cell, packed longest first and run
-side by side, one batch per torch thread (`batches_side_by_side`). Tokens the model has no vocabulary for and that are only
-punctuation are not fed to it; they are put back into the tree next to their neighbours, so the tree
-always has every token the user gave.
+change a left-to-right model's earlier steps); on CPU with the C cell, each batch is packed longest first,
+and batches run side by side, one per torch thread (`batches_side_by_side`). Tokens the model has no
+vocabulary for and that are only punctuation are not fed to it; they are put back into the tree next to
+their neighbours, so the tree always has every token the user gave.
 """
 from __future__ import annotations
 
