@@ -163,9 +163,10 @@ def batches_side_by_side(threads: int):
     """A pool of `threads` workers that each run whole batches with one torch thread, torch's thread count
     set to 1 meanwhile and restored after.
 
-    A batch's steps are small products, each cut in two across the cores, with the C cell and Python in
-    between; two batches side by side on one core each keep both cores on products while the other does
-    its Python: 1,000 PTB sentences went from 1,891–1,982 to 2,034–2,126 sentences/s at batch 64.
+    A batch's steps are small products, each cut up across the cores, with the C cell and Python in
+    between; batches side by side, one core each, keep the cores on products while another batch does
+    its Python. On 2 cores, 1,000 PTB sentences went from 1,891–1,982 to 2,034–2,126 sentences/s at
+    batch 64.
     """
     import torch
 
