@@ -569,15 +569,19 @@ def test_parsing_asks_for_a_larger_kernel_cache_unless_the_user_chose():
     assert chosen.stdout.split() == ["7", "16"]
 
 
+def packed_layer_and_batch(lengths: list[int], seed: int):
+    """A small layer (6 → 20, chunk 5) and the batch sizes of sequences of `lengths`, packed longest first."""
+    torch.manual_seed(seed)
+    if not model_module.use_fused_cell(torch.zeros(1)):
+        pytest.skip("no C kernel here")
+    return ONLSTMLayer(6, 20, 5, weight_drop=0.0).eval(), [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
+
+
 def test_packed_layer_rounds_its_output_rows_and_zeroes_the_extra_ones():
     """The next layer's input projection then meets few matrix shapes (oneDNN compiles one per shape)."""
-    from onlstm_cli.model import PACKED_ROWS, ONLSTMLayer, packed_inference_layer, step_weight, use_fused_cell
-    torch.manual_seed(0)
-    if not use_fused_cell(torch.zeros(1)):
-        pytest.skip("no C kernel here")
-    layer = ONLSTMLayer(6, 20, 5, weight_drop=0.0).eval()
+    from onlstm_cli.model import PACKED_ROWS, packed_inference_layer, step_weight
     lengths = [7, 5, 5, 2]
-    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
+    layer, batch_sizes = packed_layer_and_batch(lengths, seed=0)
     N = sum(lengths)
     x_gates = torch.randn(N, 4 * 20 + 2 * 4)
     zeros = torch.zeros(4, 20)
@@ -592,13 +596,9 @@ def test_packed_layer_rounds_its_output_rows_and_zeroes_the_extra_ones():
 
 
 def test_packed_layer_from_its_inputs_with_the_joined_weight_equals_the_projected_path():
-    from onlstm_cli.model import packed_inference_layer, step_weight, use_fused_cell
-    torch.manual_seed(1)
-    if not use_fused_cell(torch.zeros(1)):
-        pytest.skip("no C kernel here")
-    layer = ONLSTMLayer(6, 20, 5, weight_drop=0.0).eval()
+    from onlstm_cli.model import packed_inference_layer, step_weight
     lengths = [6, 6, 3, 1]
-    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
+    layer, batch_sizes = packed_layer_and_batch(lengths, seed=1)
     x = torch.randn(sum(lengths), 6)
     h0, c0 = torch.randn(4, 20), torch.randn(4, 20)
     with torch.no_grad():
