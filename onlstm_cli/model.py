@@ -605,13 +605,13 @@ class DecoderCrossEntropy(torch.autograd.Function):
                                        None if d_logits is None else d_logits[start].data_ptr())
         if want_grad:
             ctx.save_for_backward(hidden, weight)
-            ctx.buffer, ctx.d_logits = buffer, d_logits
+            ctx.buffer = buffer
         return losses.sum()
 
     @staticmethod
     def backward(ctx, d_loss):
         hidden, weight = ctx.saved_tensors
-        d_logits, ctx.d_logits = ctx.d_logits, None
+        d_logits = ctx.buffer[:hidden.shape[0] * weight.shape[0]].view(hidden.shape[0], weight.shape[0])
         d_hidden = d_weight = d_bias = None
         if ctx.needs_input_grad[0]:
             d_hidden = _onednn_mm(d_logits, weight.t()).mul_(d_loss)
