@@ -351,6 +351,60 @@ def test_fast_layer_gradient_when_only_outputs_are_used():
         assert torch.allclose(a, b, atol=1e-10)
 
 
+
+@pytest.mark.parametrize("dtype,tol,fused,onednn", LAYER_PATHS)
+def test_a_start_state_without_gradient_is_skipped_and_changes_no_other_gradient(dtype, tol, fused, onednn,
+                                                                              monkeypatch):
+    """Training detaches the state between batches: the backward pass then leaves out the last recurrent
+    product, which would only give dL/dh_0, and every other gradient stays the same."""
+    monkeypatch.setattr(model_module, "FUSED_CELL", fused)
+    monkeypatch.setattr(model_module, "ONEDNN_LINEAR", onednn)
+    T, chunk = 5, 5
+    inputs = layer_inputs(T, 3, 20, chunk, dtype, seed=8)
+    products = []
+    step_linear = model_module.step_linear
+    monkeypatch.setattr(model_module, "step_linear", lambda *a, **k: products.append(1) or step_linear(*a, **k))
+    grads = {}
+    for h0_grad in (True, False):
+        x, w, h0, c0 = [t.detach().clone().requires_grad_(h0_grad or k != 2) for k, t in enumerate(inputs)]
+        products.clear()
+        out, c_last, _, _ = ONLSTMLayerFunction.apply(x, w, h0, c0, chunk, "paper")
+        wrt = [x, w, c0] + ([h0] if h0_grad else [])
+        grads[h0_grad] = torch.autograd.grad(out.sum() + c_last.sum(), wrt)
+        assert len(products) == 2 * T - (0 if h0_grad else 1)  # T forward steps, T or T − 1 backward
+    for a, b in zip(grads[True], grads[False]):
+        assert torch.equal(a, b)
+
+
+def test_weight_grad_comes_out_in_the_weights_layout():
+    g = torch.Generator().manual_seed(6)
+    d_out, x = torch.randn(50, 30, generator=g), torch.randn(50, 12, generator=g)
+    expected = d_out.t() @ x
+    column = model_module.weight_grad(d_out, x, model_module.column_major(torch.empty(30, 12)))
+    row = model_module.weight_grad(d_out, x, torch.empty(30, 12))
+    assert model_module.is_column_major(column) and row.is_contiguous()
+    for got in (column, row, model_module.weight_grad(d_out, x)):
+        assert torch.allclose(got, expected, atol=1e-5)
+
+
+def test_recurrent_weights_are_column_major_and_train_like_row_major_ones():
+    """Their gradients come out of the products column-major, so autograd takes them as they are; a
+    model with the same weights stored row by row must get the same gradients."""
+    models = [tiny_lm(dropout=0, dropout_h=0, dropout_i=0, dropout_e=0, weight_drop=0).train() for _ in range(2)]
+    for layer in models[1].layers:
+        for linear_map in (layer.ih, layer.hh):
+            linear_map.weight = torch.nn.Parameter(linear_map.weight.detach().contiguous())
+    x, y = tokens(T=8, B=4), tokens(T=8, B=4, seed=1)
+    for model in models:
+        model(x, targets=y).loss.backward()
+    for layer, row_major in zip(*(m.layers for m in models)):
+        for name in ("ih", "hh"):
+            weight, other = getattr(layer, name).weight, getattr(row_major, name).weight
+            assert model_module.is_column_major(weight) and torch.equal(weight, other)
+            assert weight.grad.stride() == weight.stride(), name  # taken as it came, not copied
+            assert torch.allclose(weight.grad, other.grad, atol=1e-5), name
+
+
 # --- the language model --------------------------------------------------------------------------
 
 def tiny_lm(**overrides) -> ONLSTMLanguageModel:

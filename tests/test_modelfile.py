@@ -77,6 +77,7 @@ def test_round_trip(saved):
         got = loaded.model.state_dict()[name]
         assert got.dtype == tensor.dtype, name
         assert torch.equal(got, stored[name].to(tensor.dtype)), name
+        assert stored[name].is_contiguous(), name  # stored row by row, whatever the layout in memory
         assert torch.allclose(got, tensor, rtol=1e-3, atol=1e-4), name
     # So the loaded model computes exactly what the original computes with the stored weights.
     rounded = make_model()
