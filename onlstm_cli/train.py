@@ -292,7 +292,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     t0 = time.time()
     deadline = None if tc.time_budget is None else t0 + max(0.0, tc.time_budget - spent_before)
     n_rows = train_data.shape[0]
-    epoch, interrupted, stopped_by_time = start_epoch, False, False
+    epoch, pos, interrupted, stopped_by_time = start_epoch, start_pos, False, False
     last_ckpt = time.time()
     with stop_on_sigterm():
         try:
@@ -339,13 +339,16 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 if stopped_by_time:
                     save_checkpoint(epoch, pos)
                 else:
-                    epoch += 1
+                    epoch, pos = epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
                     save_checkpoint(epoch, 0)
                 last_ckpt = time.time()
         except KeyboardInterrupt:
             interrupted = True
             save_checkpoint(epoch, pos)
             if not out.exists():  # never leave the user with nothing: keep what we have
-                save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, None))
-    return TrainResult(str(out), str(ckpt_path), history[-1]["epoch"] if history else 0.0, best,
-                       interrupted, stopped_by_time, spent_before + time.time() - t0, history)
+                save_model(out, model, vocab, tokenizer, lang, parse_layer,
+                           meta(epoch - 1 + pos / max(n_rows - 1, 1), None))
+    # an interrupted run counts the part of an epoch it trained, as its checkpoint does
+    epochs_done = epoch - 1 + pos / max(n_rows - 1, 1) if interrupted else history[-1]["epoch"] if history else 0.0
+    return TrainResult(str(out), str(ckpt_path), epochs_done, best, interrupted, stopped_by_time,
+                       spent_before + time.time() - t0, history)

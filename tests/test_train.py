@@ -187,6 +187,9 @@ def test_keyboard_interrupt_leaves_model_and_checkpoint(corpus, tmp_path):
     assert loaded.config.hidden_size == 40
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 1 and ckpt["position"] > 0
+    # the part of the epoch it trained, in the result and in the model it kept
+    assert 0 < result.epochs_done < 1
+    assert loaded.meta["epochs"] == round(result.epochs_done, 3)
     assert adam_steps(ckpt["optimizer"]) and min(adam_steps(ckpt["optimizer"])) == 2
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
@@ -200,6 +203,21 @@ def test_keyboard_interrupt_leaves_model_and_checkpoint(corpus, tmp_path):
     assert min(adam_steps(read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)["optimizer"])) \
         == 2 + resumed.progress_calls
 
+
+class InterruptedBetweenEpochs(QuietReporter):
+    def start_epoch(self, epoch, n_tokens):
+        super().start_epoch(epoch, n_tokens)
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupt_between_epochs_resumes_at_the_start_of_the_next_one(corpus, tmp_path):
+    out = tmp_path / "m.onlstm"
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=3),
+                         valid=corpus["valid"], reporter=InterruptedBetweenEpochs())
+    assert result.interrupted and result.epochs_done == pytest.approx(1.0)
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert (ckpt["epoch"], ckpt["position"]) == (2, 0)  # not the end of epoch 1's data: epoch 2 would be skipped
 
 class TerminatingReporter(QuietReporter):
     def progress(self, *args):
