@@ -711,7 +711,7 @@ class ONLSTMLayer(nn.Module):
         gate_size = 2 * self.n_levels + 4 * hidden_size
         self.ih = nn.Linear(input_size, gate_size)
         self.hh = nn.Linear(hidden_size, gate_size, bias=False)
-        for linear_map in (self.ih, self.hh):
+        for linear_map in (self.ih, self.hh):  # the same values, kept in the layout of their gradients
             linear_map.weight = nn.Parameter(column_major(linear_map.weight.detach()))
         self.weight_drop = weight_drop
         self.master_input = master_input
