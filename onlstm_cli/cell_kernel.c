@@ -171,6 +171,21 @@ int onlstm_forward_step(int batch, int n, int chunk, int symmetric, const float 
     return failed ? -1 : 0;
 }
 
+/* The master gates alone, for `batch` rows of their 2n logits [m_i | m_f] (row b at logits + b * stride):
+ * the top layer of a parse needs nothing else at a sentence's last word. Returns 0, or -1 when out of
+ * memory. */
+int onlstm_master_gates(int batch, int n, int symmetric, const float *logits, long stride, float *masters) {
+    float *p = malloc(sizeof(float) * 2 * n);
+    if (!p) return -1;
+    for (int b = 0; b < batch; b++) {
+        softmax(logits + b * stride, p, n);
+        softmax(logits + b * stride + n, p + n, n);
+        master_gates(p, masters + b * 2 * n, n, symmetric);
+    }
+    free(p);
+    return 0;
+}
+
 /* One backward step for a batch (see backward_row); row b of d_gates starts at d_gates + b * stride.
  * Returns 0, or -1 when out of memory. */
 int onlstm_backward_step(int batch, int n, int chunk, int symmetric, const float *dh, float *d_c,

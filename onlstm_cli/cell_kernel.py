@@ -81,6 +81,8 @@ def load() -> ctypes.CDLL | None:
     lib.onlstm_forward_step.argtypes = [i, i, i, i, p, long, p, p, p, p, p, p, p]
     lib.onlstm_backward_step.argtypes = [i, i, i, i, p, p, p, p, p, p, p, p, long]
     lib.onlstm_forward_step.restype = lib.onlstm_backward_step.restype = i
+    lib.onlstm_master_gates.argtypes = [i, i, i, p, long, p]
+    lib.onlstm_master_gates.restype = i
     lib.onlstm_drop_mask.argtypes = [long, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_float, p]
     lib.onlstm_drop_mask.restype = None
     lib.onlstm_softmax_xent.argtypes = [long, long, p, p, p, p]

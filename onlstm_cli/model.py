@@ -549,7 +549,7 @@ PACKED_ROWS = 64
 
 
 def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chunk_size: int,
-                           master_input: str = "paper", x=None, bias=None):
+                           master_input: str = "paper", x=None, bias=None, w_masters=None):
     """`inference_layer` over sequences of different lengths packed time-major, longest first (the layout of
     torch.nn.utils.rnn.PackedSequence): rows off_t … off_t + batch_sizes[t] of x_gates (N, G) are step t of
     the batch_sizes[t] longest sequences. No step computes padding, so a batch may mix lengths freely.
@@ -561,6 +561,11 @@ def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chun
     product of [x_t | h_{t−1}] with the joined weight, which at a batch of 64 runs at the rate of a large
     matmul (215 GFLOP/s here), where the input projection as one large matmul plus the recurrent steps
     with K = H ran at 175 (`benchmarks/README.md`).
+
+    `w_masters`, in that mode, is the joined weight's first 2n rows alone, those of the master gates
+    (`ONLSTMLayer.joined_step_weight`). Given, the layer is the last one a parse runs, whose outputs nothing
+    reads past its own recurrence: each sequence's last step computes only its master gates, which saves a
+    twentieth of the layer's products at 20 words a sentence. The outputs are then None.
 
     Returns the outputs, N rows rounded up to a multiple of PACKED_ROWS (zero past N), and the master forget
     gates (N, n), packed the same way. The rounding keeps the next layer's input projection to few matrix
@@ -583,18 +588,26 @@ def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chun
         joined[:B, width:] = h0
     prev_h, offset = h0, 0
     for t, size in enumerate(batch_sizes):
+        # the rows whose step is computed in full: all, or in the top layer those that go on to step t + 1
+        full = size if w_masters is None else batch_sizes[t + 1] if t + 1 < len(batch_sizes) else 0
         if x_gates is None:
             if t > 0:
                 joined[offset:offset + size, width:] = prev_h[:size]
-            gates = step_linear(joined[offset:offset + size], w_step, bias=bias)
+            if full < size:
+                logits = step_linear(joined[offset + full:offset + size], w_masters, bias=bias[:2 * n])
+                if kernel.onlstm_master_gates(size - full, n, symmetric, logits.data_ptr(), logits.stride(0),
+                                              m_at(offset + full)):
+                    raise MemoryError("out of memory in the ON-LSTM cell kernel")
+            gates = step_linear(joined[offset:offset + full], w_step, bias=bias) if full else None
         else:
             gates = step_linear(prev_h[:size], w_step, x_gates[offset:offset + size])
-        if kernel.onlstm_forward_step(size, n, chunk_size, symmetric, gates.data_ptr(), gates.stride(0), c_at(t % 2),
-                                      c_at((t + 1) % 2), h_at(offset), m_at(offset), None, None, None):
+        if full and kernel.onlstm_forward_step(full, n, chunk_size, symmetric, gates.data_ptr(), gates.stride(0),
+                                               c_at(t % 2), c_at((t + 1) % 2), h_at(offset), m_at(offset), None,
+                                               None, None):
             raise MemoryError("out of memory in the ON-LSTM cell kernel")
-        prev_h = outputs[offset:offset + size]
+        prev_h = outputs[offset:offset + full]
         offset += size
-    return outputs, masters[:, 1]
+    return None if w_masters is not None else outputs, masters[:, 1]
 
 
 LOSS_CHUNK_ROWS = 512  # logits are formed this many rows at a time (20 MB at a 10k vocabulary)
@@ -746,13 +759,15 @@ class ONLSTMLayer(nn.Module):
             self._packed = (key, step_weight(weight, batch_size))
         return self._packed[1]
 
-    def joined_step_weight(self, batch_size: int):
-        """[W_ih | W_hh] prepared by `step_weight` for `packed_inference_layer`, kept until either changes."""
+    def joined_step_weight(self, batch_size: int, masters_only: bool = False):
+        """[W_ih | W_hh] prepared by `step_weight` for `packed_inference_layer`, or its first 2n rows alone
+        (the master gates') with `masters_only`; kept until either weight changes."""
         weights = (self.ih.weight, self.hh.weight)
         key = tuple((w.data_ptr(), w._version, w.device, w.dtype) for w in weights) + (use_onednn(weights[0]),)
         if self._joined is None or self._joined[0] != key:
-            self._joined = (key, step_weight(torch.cat([w.detach() for w in weights], 1), batch_size))
-        return self._joined[1]
+            joined = torch.cat([w.detach() for w in weights], 1)
+            self._joined = (key, step_weight(joined, batch_size), step_weight(joined[:2 * self.n_levels], batch_size))
+        return self._joined[2 if masters_only else 1]
 
 
 @dataclass
@@ -846,9 +861,12 @@ class ONLSTMLanguageModel(nn.Module):
                 x, master_f = packed_inference_layer(x_gates, batch_sizes, w_step, *state[k], layer.chunk_size,
                                                      layer.master_input)
             else:
+                top = k == up_to_layer - 1  # its outputs are not needed: see w_masters
                 x, master_f = packed_inference_layer(None, batch_sizes, layer.joined_step_weight(batch_sizes[0]),
                                                      *state[k], layer.chunk_size, layer.master_input, x=x,
-                                                     bias=layer.ih.bias)
+                                                     bias=layer.ih.bias,
+                                                     w_masters=layer.joined_step_weight(batch_sizes[0], True)
+                                                     if top else None)
             distances.append(forget_distance(master_f))
         return distances
 

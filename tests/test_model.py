@@ -667,6 +667,36 @@ def test_packed_layer_from_its_inputs_with_the_joined_weight_equals_the_projecte
         assert torch.allclose(a, b, atol=1e-5)
 
 
+def test_packed_top_layer_computes_only_the_master_gates_at_each_sequences_last_step():
+    """A parse's last layer: the same master forget gates, with fewer rows in the full step products."""
+    from onlstm_cli.model import packed_inference_layer
+    lengths = [6, 4, 4, 1]
+    layer, batch_sizes = packed_layer_and_batch(lengths, seed=4)
+    x = torch.randn(sum(lengths), 6)
+    h0, c0 = torch.randn(4, 20), torch.randn(4, 20)
+    rows = []
+    step_linear = model_module.step_linear
+
+    def counting(inputs, *args, **kwargs):
+        rows.append(inputs.shape[0])
+        return step_linear(inputs, *args, **kwargs)
+
+    results = {}
+    with torch.no_grad(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_module, "step_linear", counting)
+        for top in (False, True):
+            rows.clear()
+            masters = layer.joined_step_weight(4, masters_only=True) if top else None
+            results[top] = packed_inference_layer(None, batch_sizes, layer.joined_step_weight(4), h0, c0, 5, x=x,
+                                                  bias=layer.ih.bias, w_masters=masters)
+            results[top, "rows"] = list(rows)
+    assert results[True][0] is None
+    assert torch.allclose(results[True][1], results[False][1], atol=1e-6)
+    assert results[False, "rows"] == batch_sizes
+    # batch sizes 4 3 3 3 1 1: each step's ending rows (1 at step 0, 2 at step 3, 1 at step 5) go through
+    # the master gates' product before the rest go through the full one; every row through exactly one
+    assert results[True, "rows"] == [1, 3, 3, 3, 2, 1, 1, 1]
+
 # --- the decoder's fused loss ------------------------------------------------------------------
 
 def loss_inputs(rows: int, vocab: int = 700, emb: int = 24, seed: int = 0):
