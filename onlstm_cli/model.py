@@ -571,6 +571,8 @@ def packed_inference_layer(x_gates, batch_sizes: list[int], w_step, h0, c0, chun
     gates (N, n), packed the same way. The rounding keeps the next layer's input projection to few matrix
     shapes, so oneDNN's kernel cache (see `size_kernel_cache`) stays small however much is parsed.
     """
+    if w_masters is not None and x_gates is not None:
+        raise ValueError("w_masters goes with the joined weight (x_gates None)")
     kernel = cell_kernel.load()
     N, B = sum(batch_sizes), batch_sizes[0]
     H = h0.shape[1]

@@ -82,8 +82,9 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
         "format": MODEL_FORMAT,
         "version": FORMAT_VERSION,
         "config": model.config.to_dict(),
-        "state_dict": {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype).clone(memory_format=torch.contiguous_format)
-                       for k, v in model.state_dict().items()},
+        # row by row, whatever the layout in memory (the recurrent weights are column-major there)
+        "state_dict": {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype)
+                       .clone(memory_format=torch.contiguous_format) for k, v in model.state_dict().items()},
         "vocab": list(vocab.itos),
         "tokenizer": tokenizer.to_dict(),
         "lang": lang,

@@ -292,6 +292,11 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     t0 = time.time()
     deadline = None if tc.time_budget is None else t0 + max(0.0, tc.time_budget - spent_before)
     n_rows = train_data.shape[0]
+
+    def epochs_at(epoch: int, pos: int) -> float:
+        """Epochs trained by position `pos` of (1-based) epoch `epoch`."""
+        return epoch - 1 + pos / max(n_rows - 1, 1)
+
     epoch, pos, interrupted, stopped_by_time = start_epoch, start_pos, False, False
     last_ckpt = time.time()
     with stop_on_sigterm():
@@ -329,7 +334,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                     if time.time() - last_ckpt >= tc.checkpoint_every:
                         save_checkpoint(epoch, pos)
                         last_ckpt = time.time()
-                epochs_done = epoch - 1 + pos / max(n_rows - 1, 1)
+                epochs_done = epochs_at(epoch, pos)
                 train_ppl = math.exp(min(epoch_loss / max(epoch_tokens, 1), 50.0))
                 valid_ppl, saved = validate_and_save(epochs_done)
                 history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
@@ -346,9 +351,10 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
             interrupted = True
             save_checkpoint(epoch, pos)
             if not out.exists():  # never leave the user with nothing: keep what we have
-                save_model(out, model, vocab, tokenizer, lang, parse_layer,
-                           meta(epoch - 1 + pos / max(n_rows - 1, 1), None))
-    # an interrupted run counts the part of an epoch it trained, as its checkpoint does
-    epochs_done = epoch - 1 + pos / max(n_rows - 1, 1) if interrupted else history[-1]["epoch"] if history else 0.0
+                save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epochs_at(epoch, pos), None))
+    if interrupted:  # the part of an epoch it trained counts, as in its checkpoint
+        epochs_done = epochs_at(epoch, pos)
+    else:
+        epochs_done = history[-1]["epoch"] if history else 0.0
     return TrainResult(str(out), str(ckpt_path), epochs_done, best, interrupted, stopped_by_time,
                        spent_before + time.time() - t0, history)
