@@ -351,7 +351,6 @@ def test_fast_layer_gradient_when_only_outputs_are_used():
         assert torch.allclose(a, b, atol=1e-10)
 
 
-
 @pytest.mark.parametrize("dtype,tol,fused,onednn", LAYER_PATHS)
 def test_a_start_state_without_gradient_is_skipped_and_changes_no_other_gradient(dtype, tol, fused, onednn,
                                                                               monkeypatch):
@@ -696,6 +695,7 @@ def test_packed_top_layer_computes_only_the_master_gates_at_each_sequences_last_
     # batch sizes 4 3 3 3 1 1: each step's ending rows (1 at step 0, 2 at step 3, 1 at step 5) go through
     # the master gates' product before the rest go through the full one; every row through exactly one
     assert results[True, "rows"] == [1, 3, 3, 3, 2, 1, 1, 1]
+
 
 # --- the decoder's fused loss ------------------------------------------------------------------
 
