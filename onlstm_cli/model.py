@@ -731,7 +731,7 @@ class ONLSTMLayer(nn.Module):
         self.weight_drop = weight_drop
         self.master_input = master_input
         self._packed = None  # (weight version, w_hh prepared by step_weight); see forward
-        self._joined = None  # (weight versions, [W_ih | W_hh] prepared); see joined_step_weight
+        self._joined = None  # (weight versions, [W_ih | W_hh] and its first 2n rows, prepared); see joined_step_weight
 
     def forward(self, x, state, reference: bool = False, x_gates: torch.Tensor | None = None):
         """x: (T, B, input) or None when `x_gates`, its input projection, is given instead."""
