@@ -24,8 +24,8 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from onlstm_cli.model import (  # noqa: E402
-    PARSE_KERNEL_CACHE, ModelConfig, ONLSTMLanguageModel, decoder_loss, size_kernel_cache)
+from onlstm_cli.fast import PARSE_KERNEL_CACHE, decoder_loss, size_kernel_cache  # noqa: E402
+from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -141,10 +141,10 @@ def layer_rows(hidden: int, batch: int, repeats: int) -> list[tuple[str, float, 
 
 def matmul_rate() -> tuple[str, float, str]:
     """The faster of torch's default CPU matmul and oneDNN's on a large square product: the machine's peak."""
-    from onlstm_cli.model import _onednn_mm, onednn_linear_works
+    from onlstm_cli.fast import onednn
     a = 2048
     big, other = torch.randn(a, a), torch.randn(a, a)
-    products = [lambda: big @ other] + ([lambda: _onednn_mm(big, other)] if onednn_linear_works() else [])
+    products = [lambda: big @ other] + ([lambda: onednn.mm(big, other)] if onednn.works() else [])
     best = 0.0
     for product in products:
         product()

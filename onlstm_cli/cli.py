@@ -236,7 +236,7 @@ def parse(
 ):
     """Parse sentences (one a line) into unlabeled binary trees."""
     from .formats import distances_text, to_ascii, to_bracket, to_json, to_rich
-    from .model import PARSE_KERNEL_CACHE, size_kernel_cache
+    from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
     from .parser import ModelCache, parse_stream, resolve_model
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
@@ -314,7 +314,7 @@ def evaluate(
         systems["pred"] = score(sentences, read_predicted(pred, sentences))
         report["pred"] = str(pred)
     else:
-        from .model import PARSE_KERNEL_CACHE, size_kernel_cache
+        from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
         from .parser import ModelCache, resolve_model, sentence_distances
         from .trees import build_tree
         size_kernel_cache(PARSE_KERNEL_CACHE)

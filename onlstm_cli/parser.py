@@ -104,12 +104,12 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, bat
                      all_layers: bool) -> list:
     import torch
 
-    from .model import use_fused_cell
+    from . import fast
     model, vocab = loaded.model, loaded.vocab
     n_layers = model.config.n_layers
     weight = next(model.parameters())
     device = weight.device
-    packed = use_fused_cell(weight)  # no padding computed (see ONLSTMLanguageModel.packed_distances)
+    packed = fast.backend_of(weight).packs_sentences  # no padding computed (see ONLSTMLanguageModel.packed_distances)
     results: list = [None] * len(sentences)
     # longest first, so that a packed batch's sequences still running at step t are its first rows
     order = sorted((i for i, s in enumerate(sentences) if len(s) > 0), key=lambda i: -len(sentences[i]))

@@ -45,7 +45,7 @@ def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(
     import torch
 
     import onlstm_cli.parser as parser_module
-    from onlstm_cli.model import use_fused_cell
+    from onlstm_cli import fast
     before = torch.get_num_threads()
     pools = []
     original = parser_module.batches_side_by_side
@@ -61,7 +61,7 @@ def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(
         assert pools == []  # one torch thread: batches run in turn
         torch.set_num_threads(2)
         side_by_side = sentence_distances(tiny_loaded, SENTENCES, batch_size=2, all_layers=True)
-        if use_fused_cell(next(tiny_loaded.model.parameters())):  # (only the packed path runs side by side)
+        if fast.backend_of(next(tiny_loaded.model.parameters())).packs_sentences:  # (only the packed path runs side by side)
             assert pools == [2]
         assert torch.get_num_threads() == 2  # restored after the pool
     finally:
@@ -72,17 +72,17 @@ def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(
 
 
 @pytest.mark.parametrize("all_layers", [False, True])
-def test_packed_distances_equal_the_padded_path_and_the_reference(tiny_loaded, monkeypatch, all_layers):
+def test_packed_distances_equal_the_padded_path_and_the_reference(tiny_loaded, all_layers):
     """With the C cell, parsing packs each batch's sentences instead of padding them; same distances."""
     import torch
 
-    import onlstm_cli.model as model_module
+    from onlstm_cli import fast
     model = tiny_loaded.model
-    if not model_module.use_fused_cell(next(model.parameters())):
+    if not fast.backend_of(next(model.parameters())).packs_sentences:
         pytest.skip("no C kernel here: parsing pads")
     packed = sentence_distances(tiny_loaded, SENTENCES, batch_size=4, all_layers=all_layers)
-    monkeypatch.setattr(model_module, "FUSED_CELL", False)
-    padded = sentence_distances(tiny_loaded, SENTENCES, batch_size=4, all_layers=all_layers)
+    with fast.forced(cell="torch"):
+        padded = sentence_distances(tiny_loaded, SENTENCES, batch_size=4, all_layers=all_layers)
     vocab, layer = tiny_loaded.vocab, tiny_loaded.parse_layer
     for sentence, a, b in zip(SENTENCES, packed, padded):
         if all_layers:
