@@ -12,7 +12,7 @@ _LAZY = {
     "build_tree": "trees", "tree_spans": "trees",
     "read_gold": "formats", "to_bracket": "formats",
     "sentence_f1": "metrics", "evaluate": "metrics",
-    "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
+    "Parser": "api", "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

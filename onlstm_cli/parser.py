@@ -257,16 +257,3 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
                 per_token[i] = d
             results[k] = ParsedSentence(tokens, attach_skipped(inner, fed, tokens), per_token, str(path))
     return results
-
-
-def parse_stream(lines: Iterable[str], block: int = 2048, **options) -> Iterable[ParsedSentence]:
-    """Parse an endless stream of lines in blocks, yielding results in input order (constant memory)."""
-    cache = options.pop("cache", None) or ModelCache()
-    pending: list[str] = []
-    for line in lines:
-        pending.append(line)
-        if len(pending) >= block:
-            yield from parse_lines(pending, cache=cache, **options)
-            pending = []
-    if pending:
-        yield from parse_lines(pending, cache=cache, **options)

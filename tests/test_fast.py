@@ -426,3 +426,108 @@ def test_decoder_loss_rejects_targets_outside_the_vocabulary():
     targets[2] = weight.shape[0]
     with pytest.raises(IndexError, match="target word ids"):
         fast.decoder_loss(hidden, weight, bias, targets)
+
+
+# --- the selector ------------------------------------------------------------------------------
+
+def test_the_selector_picks_per_device_and_dtype_and_can_be_pinned():
+    cpu32 = fast.select("cpu", torch.float32)
+    assert cpu32.cell == ("c" if fast.c_cell_works() else "torch") and cpu32.onednn == onednn.works()
+    assert fast.select("cpu", torch.float64) == fast.Backend("cpu", "torch", False)
+    with fast.forced(cell="torch", onednn=False):
+        assert fast.select("cpu", torch.float32) == fast.Backend("cpu", "torch", False)
+    assert fast.select("cpu", torch.float32) == cpu32  # unpinned again
+    with pytest.raises(ValueError, match="cannot run"), fast.forced(cell="triton"):
+        fast.select("cpu", torch.float32)
+    with pytest.raises(ValueError, match="cannot run"), fast.forced(cell="c"):
+        fast.select("cpu", torch.float64)
+
+
+def test_onlstm_backend_torch_in_the_environment_pins_the_torch_path(monkeypatch):
+    monkeypatch.setenv("ONLSTM_BACKEND", "torch")
+    assert fast.select("cpu", torch.float32) == fast.Backend("cpu", "torch", False)
+
+
+def test_no_module_outside_fast_probes_backends_or_uses_private_torch_ops():
+    """The seam: which backend runs is decided in onlstm_cli/fast alone."""
+    from pathlib import Path
+    package = Path(fast.__file__).parents[1]
+    for path in package.glob("*.py"):
+        text = path.read_text()
+        for needle in ("torch.ops.", "mkldnn", "ckernel", "triton", "FUSED_CELL"):
+            assert needle not in text, f"{path.name} uses {needle}"
+
+
+# --- the C kernel's checked entry points and its cache ---------------------------------------------
+
+@needs_kernel
+def test_c_entry_points_refuse_bad_buffers_instead_of_crashing():
+    kernel = ckernel.load()
+    n, chunk = 2, 3
+    H = n * chunk
+    gates, cells, h, m = torch.zeros(4, 2 * n + 4 * H), torch.zeros(2, 4, H), torch.zeros(4, H), torch.zeros(4, 2 * n)
+    c_rows, h_rows, m_rows = ckernel.Rows(cells, H), ckernel.Rows(h, H), ckernel.Rows(m, 2 * n)
+    kernel.forward_step(n, chunk, False, gates, (c_rows, 0), (c_rows, 4), (h_rows, 0), (m_rows, 0))
+    assert torch.allclose(m[:, -1], torch.ones(4))  # f̃ ends at 1
+    bad_calls = {
+        "rows past the end": lambda: kernel.forward_step(n, chunk, False, gates, (c_rows, 0), (c_rows, 5),
+                                                         (h_rows, 0), (m_rows, 0)),
+        "too few gate columns": lambda: kernel.forward_step(n, chunk, False, gates[:, :-1], (c_rows, 0),
+                                                            (c_rows, 4), (h_rows, 0), (m_rows, 0)),
+        "a buffer of another width": lambda: kernel.forward_step(n, chunk, False, gates, (c_rows, 0), (c_rows, 4),
+                                                                 (m_rows, 0), (h_rows, 0)),
+        "float64 gates": lambda: kernel.forward_step(n, chunk, False, gates.double(), (c_rows, 0), (c_rows, 4),
+                                                     (h_rows, 0), (m_rows, 0)),
+        "strided gates": lambda: kernel.master_gates(n, False, gates.t(), (m_rows, 0)),
+        "a float64 buffer": lambda: ckernel.Rows(torch.zeros(4, H, dtype=torch.float64), H),
+        "a non-contiguous buffer": lambda: ckernel.Rows(torch.zeros(H, 4).t(), H),
+        "targets outside the vocabulary": lambda: kernel.softmax_xent(torch.zeros(2, 5), torch.tensor([0, 5]),
+                                                                      torch.zeros(2), None),
+        "int32 targets": lambda: kernel.softmax_xent(torch.zeros(2, 5), torch.tensor([0, 1], dtype=torch.int32),
+                                                     torch.zeros(2), None),
+        "a mask probability of 1": lambda: kernel.drop_mask(torch.zeros(3), 0, 1.0),
+    }
+    for name, call in bad_calls.items():
+        with pytest.raises(ckernel.KernelArgumentError):
+            call()
+            pytest.fail(name)
+
+
+@needs_kernel
+def test_a_library_in_a_directory_open_to_others_is_never_loaded(tmp_path):
+    """Another local user could plant a library there: refuse it and build in a private directory."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    planted = shared / f"cell_kernel-{ckernel.cache_key(compiler)}.so"
+    planted.write_bytes(b"not a library")
+    assert not ckernel.private_dir(shared)
+    with pytest.raises(OSError, match="not a private directory"):
+        ckernel.build(compiler, shared)
+    private = tmp_path / "private"
+    planted_private = private / planted.name
+    private.mkdir(mode=0o700)
+    planted_private.write_bytes(b"not a library")
+    planted_private.chmod(0o666)  # ours, but writable by anyone: rebuilt, not loaded
+    built = ckernel.build(compiler, private)
+    assert built == planted_private and built.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_the_cache_key_covers_the_cpu_features(monkeypatch):
+    compiler = "cc"
+    key = ckernel.cache_key(compiler)
+    monkeypatch.setattr(ckernel, "_cpu_features", lambda: "model name: AMD EPYC\nflags: avx2\n")
+    avx2 = ckernel.cache_key(compiler)
+    monkeypatch.setattr(ckernel, "_cpu_features", lambda: "model name: AMD EPYC\nflags: avx2 avx512f\n")
+    assert len({key, avx2, ckernel.cache_key(compiler)}) == 3
+
+
+@needs_kernel
+def test_a_library_that_fails_its_probe_is_not_kept(tmp_path, monkeypatch):
+    """A kernel that would crash the process (an illegal instruction) is caught in a child process."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    monkeypatch.setattr(ckernel, "_PROBE", "import os; os.abort()")
+    with pytest.raises(OSError, match="probe"):
+        ckernel.build(compiler, tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []

@@ -13,7 +13,6 @@ from onlstm_cli.parser import (
     attach_skipped,
     models_dir,
     parse_lines,
-    parse_stream,
     prepare,
     resolve_model,
     sentence_distances,
@@ -255,7 +254,8 @@ def test_parse_batching_does_not_change_trees(tiny_model_path):
 
 def test_parse_stream_keeps_order_across_blocks(tiny_model_path):
     lines = [" ".join(s) for s in SENTENCES] + ["", "a dog"]
-    streamed = list(parse_stream(iter(lines), block=2, model=str(tiny_model_path)))
+    from onlstm_cli.api import Parser
+    streamed = list(Parser(tiny_model_path).parse_lines(iter(lines), block=2))
     assert [p.tokens for p in streamed] == [p.tokens for p in parse_lines(lines, model=str(tiny_model_path))]
     assert len(streamed) == len(lines)
 
