@@ -165,8 +165,7 @@ def batches_side_by_side(threads: int):
 
     A batch's steps are small products, each cut up across the cores, with the C cell and Python in
     between; batches side by side, one core each, keep the cores on products while another batch does
-    its Python. On 2 cores, 1,000 PTB sentences went from 1,891–1,982 to 2,034–2,126 sentences/s at
-    batch 64.
+    its Python (the figures are in benchmarks/README.md).
     """
     import torch
 

@@ -4,7 +4,7 @@ Each op is used only after `works()` has probed it on a tiny product; where the 
 build without oneDNN, an op that changed) the selector picks plain torch products instead. Why oneDNN:
 at this tool's shapes torch's default CPU matmul (MKL) ran at about two thirds of oneDNN's rate, and at
 the few rows of one time step a plain matmul reached a third of what the machine can do, where oneDNN's
-blocked layout, packed once per sequence, ran the same product 1.3–3× faster (benchmarks/README.md).
+blocked layout, packed once per sequence, ran the same product faster (figures: benchmarks/README.md).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ STEP_ROWS = 64
 
 # oneDNN (the CPU matmuls) and torch's layer over it each keep a compiled kernel with its buffers for every
 # matrix shape they meet, up to 1024 of them. Training's window lengths vary from batch to batch, and a
-# training run grew past 1.5 GB that way; the shapes that recur every step are a handful, so 16 costs
+# training run's memory grew by a gigabyte that way; the shapes that recur every step are a handful, so 16 costs
 # training no speed. Parsing is the other way round (see `size_kernel_cache`). Both are read when the
 # first matmul runs; a user's own setting wins.
 KERNEL_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
