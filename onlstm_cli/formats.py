@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,13 +107,14 @@ def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -
     A distance is null for a token the model did not read (punctuation it has no word for).
     """
     def dump(value: object) -> str:
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
     # Built by hand because json.dumps recurses once per nesting level.
     tree_json = fold_tree(tree, dump, lambda children: "[" + ", ".join(children) + "]")
     parts = [f'"tree": {tree_json}', f'"words": {dump(tree_leaves(tree))}']
     if distances is not None:
-        parts.append(f'"distances": {dump([None if d is None else round(float(d), 4) for d in distances])}')
+        # JSON has no NaN: a distance that is not a finite number is null like an unread token's
+        parts.append(f'"distances": {dump([round(float(d), 4) if d is not None and math.isfinite(d) else None for d in distances])}')
     return "{" + ", ".join(parts) + "}"
 
 

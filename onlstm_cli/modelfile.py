@@ -17,6 +17,7 @@ position in the data and best validation perplexity added.
 from __future__ import annotations
 
 import os
+import warnings
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
@@ -77,14 +78,21 @@ def atomic_save(obj, path: str | Path) -> None:
 def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
                   parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16, split: str = "paper") -> dict:
     """Weights are stored as float16 by default (half the size; distances change by ~1e-3) and read back
-    as float32; training checkpoints keep float32 so that resuming is exact."""
+    as float32; training checkpoints keep float32 so that resuming is exact. Weights that are not finite
+    (a diverged run), or that float16 cannot hold, are refused: such a file would give meaningless trees."""
+    # row by row, whatever the layout in memory (the recurrent weights are column-major there)
+    state = {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype)
+             .clone(memory_format=torch.contiguous_format) for k, v in model.state_dict().items()}
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise ModelFileError(f"not saving a model whose weights are not finite ({name} has NaN or inf"
+                                 f"{' in float16' if dtype == torch.float16 else ''}): training diverged; "
+                                 "try a lower --lr")
     return {
         "format": MODEL_FORMAT,
         "version": FORMAT_VERSION,
         "config": model.config.to_dict(),
-        # row by row, whatever the layout in memory (the recurrent weights are column-major there)
-        "state_dict": {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype)
-                       .clone(memory_format=torch.contiguous_format) for k, v in model.state_dict().items()},
+        "state_dict": state,
         "vocab": list(vocab.itos),
         "tokenizer": tokenizer.to_dict(),
         "lang": lang,
@@ -92,6 +100,10 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
         "split": split,
         "meta": dict(meta),
     }
+
+
+def all_finite(model: ONLSTMLanguageModel) -> bool:
+    return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 
 
 def with_members(archive: dict, members: list[dict]) -> dict:
@@ -115,11 +127,12 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not a model file")
     try:
-        archive = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them: one line is ours
+            warnings.simplefilter("ignore")
+            archive = torch.load(path, map_location="cpu", weights_only=True)
     except (zipfile.BadZipFile, RuntimeError, EOFError, OSError, ValueError, KeyError) as e:
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ModelFileError(f"{path} is not a readable onlstm model file (truncated or another format): "
-                             f"{reason[:160]}") from None
+        raise ModelFileError(f"{path} is not a readable onlstm model file: it is truncated, damaged or of "
+                             f"another format ({type(e).__name__})") from None
     except Exception as e:  # weights_only refuses anything but plain data: a foreign pickle lands here
         raise ModelFileError(f"{path} is not an onlstm model file ({type(e).__name__})") from None
     if not isinstance(archive, dict) or archive.get("format") not in (MODEL_FORMAT, CHECKPOINT_FORMAT):
@@ -148,6 +161,9 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
     if len(vocab) != config.vocab_size:
         raise ModelFileError(f"{path} is damaged: vocabulary size does not match the weights")
+    if not all_finite(model):
+        raise ModelFileError(f"{path} has weights that are not finite numbers (NaN or inf): its training "
+                             "diverged; retrain it with a lower --lr")
     if not 1 <= layer <= config.n_layers:
         raise ModelFileError(f"{path} is damaged: parse layer {layer} out of range")
     model.eval()

@@ -244,3 +244,12 @@ def test_bracket_keeps_a_trailing_backslash_word_whole():
     line = to_bracket(tree)
     assert nltk.Tree.fromstring(line).leaves() == ["a\\", "b", "\\"]
     assert from_bracket(line) == tree
+
+
+def test_json_never_holds_nan():
+    import json
+
+    from onlstm_cli.formats import to_json
+    line = to_json(["a", ["b", "c"]], [1.5, float("nan"), float("inf")])
+    assert "NaN" not in line and "Infinity" not in line
+    assert json.loads(line)["distances"] == [1.5, None, None]

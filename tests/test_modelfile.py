@@ -342,3 +342,42 @@ def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
     assert [p.name for p in path.parent.iterdir()] == [path.name]
     monkeypatch.undo()
     assert load_model(path).parse_layer == 3
+
+
+# --- non-finite weights (a diverged run) -----------------------------------------------------------
+
+def test_a_model_with_non_finite_weights_is_never_saved_nor_loaded(tmp_path):
+    from onlstm_cli.modelfile import ModelFileError, model_archive, save_model
+    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    model = ONLSTMLanguageModel(ModelConfig(vocab_size=12, emb_size=20, hidden_size=40, chunk_size=5))
+    vocab = Vocabulary([f"w{k}" for k in range(10)])
+    with torch.no_grad():
+        model.decoder_bias[3] = 1e6  # finite in float32, inf in float16
+    with pytest.raises(ModelFileError, match="not finite"):
+        save_model(tmp_path / "m.onlstm", model, vocab, Tokenizer(), "en", 2, {})
+    assert list(tmp_path.iterdir()) == []  # nothing written, no temporary file left
+    archive = model_archive(model, vocab, Tokenizer(), "en", 2, {}, torch.float32)
+    archive["state_dict"]["decoder_bias"][3] = float("nan")
+    torch.save(archive, tmp_path / "nan.onlstm")
+    with pytest.raises(ModelFileError, match="not finite numbers"):
+        load_model(tmp_path / "nan.onlstm")
+
+
+def test_a_foreign_pickle_is_refused_in_one_line_without_a_warning(tmp_path):
+    import pickle
+    import warnings
+
+    from onlstm_cli.modelfile import ModelFileError
+    path = tmp_path / "foreign.onlstm"
+    path.write_bytes(pickle.dumps({"format": "onlstm-model", "payload": ValueError("a foreign object")}))
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ModelFileError) as error:
+        warnings.simplefilter("always")
+        load_model(path)
+    assert caught == [] and "\n" not in str(error.value)
+    truncated = tmp_path / "truncated.onlstm"
+    model = ONLSTMLanguageModel(ModelConfig(vocab_size=12, emb_size=20, hidden_size=40, chunk_size=5))
+    torch.save({"state": model.state_dict()}, truncated)
+    truncated.write_bytes(truncated.read_bytes()[:2000])
+    with pytest.raises(ModelFileError) as error:
+        load_model(truncated)
+    assert str(error.value).endswith(")") and "truncated" in str(error.value)  # a whole sentence, not cut
