@@ -1,0 +1,737 @@
+"""Pictures of parses: one sentence as SVG, many sentences as one HTML page, and the evaluation report.
+
+The picture is the one the method is explained with: the words along the bottom, a bar above each word
+for its syntactic distance, and above the bars the tree those distances give. Each internal node carries
+its split number: 1 is the root (the first split, at the largest distance), then the nodes are numbered
+breadth-first: by depth from the root (the root's children, then their children, ...), left to right at
+each depth. Every node's number is larger than its parent's, so the numbers read as the top-down
+splitting; nodes at the same depth split independently of each other, and left-to-right is only a
+reading order between them. The numbers come from the tree alone, so they are the same for either split
+rule. (Nodes are drawn at their height above the words, so two nodes of the same depth may be drawn at
+different heights.)
+
+Everything is text built with the standard library: no scripts, fonts or images are loaded from anywhere
+(the HTML page has one small inline script, for drawing long pages lazily). CJK words are drawn with the
+system's fonts through a font-family stack, and their width is estimated as one em per wide character.
+Nothing heavy is imported here; `formats` and `metrics` are imported by the functions that need them.
+"""
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+from .trees import Tree, fold_tree, tree_spans
+
+FONT_FAMILY = ("system-ui, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'WenQuanYi Micro Hei', "
+               "'Microsoft YaHei', 'PingFang SC', sans-serif")
+FONT_SIZE = 14
+
+MARGIN = 12
+TITLE_HEIGHT = 20
+COLUMN_PADDING = 12     # horizontal room around each word
+MIN_COLUMN = 24         # so a bar and a node circle still fit over a one-letter word
+BAR_AREA = 72           # height of the tallest bar
+BAR_GAP = 6             # between the tree's leaves and the bar area, and the bars and the words
+WORD_ROW = 22
+NODE_RADIUS = 8
+TREE_HEIGHT_TARGET = 360  # deep trees get a smaller level step, down to MIN_LEVEL_STEP
+MAX_LEVEL_STEP = 30
+MIN_LEVEL_STEP = 2 * NODE_RADIUS + 2  # numbered circles of consecutive levels must not overlap
+
+INK = "#222"
+TREE_INK = "#555"
+BAR_COLOR = "#4a7bd0"
+UNREAD_INK = "#9a9a9a"
+GUIDE_INK = "#d8d8d8"
+
+# The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
+BASELINE_SYSTEMS = ("right-branching", "left-branching", "balanced", "random")
+PALETTE = ("#1f5fbf", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+# XML 1.0 cannot hold these even as character references: they become U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _text(value: object) -> str:
+    """Escaped for XML and HTML text and attribute values alike; newlines too, so an SVG stays one line."""
+    escaped = html.escape(_NOT_XML.sub("\ufffd", str(value)), quote=True)
+    return escaped.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+
+
+def _num(value: float) -> str:
+    """A coordinate with at most one decimal: pictures of long pages stay small."""
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def text_width(text: str, font_size: float = FONT_SIZE) -> float:
+    """Estimated drawn width: wide (CJK, full-width) characters one em, combining marks none, others 0.62 em."""
+    ems = 0.0
+    for char in text:
+        if unicodedata.combining(char):
+            continue
+        ems += 1.0 if unicodedata.east_asian_width(char) in ("W", "F") else 0.62
+    return ems * font_size
+
+
+# --- one sentence -----------------------------------------------------------------------------
+
+class _Node:
+    """A tree node laid out over word columns first..last (inclusive); a leaf has no children."""
+    __slots__ = ("first", "last", "height", "children", "order")
+
+    def __init__(self, first: int, last: int, height: int, children: list):
+        self.first, self.last, self.height, self.children = first, last, height, children
+        self.order = 0
+
+
+def _layout_nodes(tree: Tree) -> _Node:
+    """Spans and heights of every node (leaves have height 0), and split numbers by level order."""
+    position = 0
+
+    def on_leaf(_word: str) -> _Node:
+        nonlocal position
+        position += 1
+        return _Node(position - 1, position - 1, 0, [])
+
+    def on_node(children: list[_Node]) -> _Node:
+        return _Node(children[0].first, children[-1].last, 1 + max(c.height for c in children), children)
+
+    root = fold_tree(tree, on_leaf, on_node)  # fold_tree uses a stack: deep trees are fine
+    number = 0
+    queue = deque([root])
+    while queue:
+        node = queue.popleft()
+        if node.children:
+            number += 1
+            node.order = number
+            queue.extend(node.children)
+    return root
+
+
+def split_order(tree: Tree) -> list[tuple[int, int, int]]:
+    """(split number, first word, end word) of each internal node, end exclusive, in split order.
+
+    Numbered as drawn: the root is 1, then breadth-first (by depth from the root, left to right).
+    """
+    found = []
+    stack = [_layout_nodes(tree)]
+    while stack:
+        node = stack.pop()
+        if node.children:
+            found.append((node.order, node.first, node.last + 1))
+            stack.extend(node.children)
+    return sorted(found)
+
+
+def _empty_svg(note: str, title: Optional[str]) -> str:
+    width, height = 2 * MARGIN + max(text_width(note), text_width(title or "")) + 4, 2 * MARGIN + 44
+    parts = [_svg_open(width, height, title)]
+    if title:
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+                     f'{_text(title)}</text>')
+    parts.append(f'<text class="note" x="{MARGIN}" y="{MARGIN + 36}" fill="{UNREAD_INK}">{_text(note)}</text>')
+    return "".join(parts) + "</svg>"
+
+
+def _svg_open(width: float, height: float, title: Optional[str]) -> str:
+    w, h = _num(width), _num(height)
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}">')
+    if title:
+        head += f"<title>{_text(title)}</title>"
+    return head
+
+
+def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optional[Sequence[Optional[float]]],
+                 title: Optional[str] = None, split_numbers: bool = True) -> str:
+    """One self-contained SVG (a single line of text) of a sentence: its tree, distance bars and words.
+
+    Each token is exactly one <text class="word"> element along the bottom. Above each token the model
+    read, a <rect class="bar"> shows its distance, scaled to the sentence's largest one (the value is in
+    the bar's tooltip); a token with distance None (not read by the model) is drawn grey without a bar.
+    distances=None draws no bar area at all (a gold tree). Above the bars the tree is drawn with every
+    node centred over its span; with split_numbers each internal node is a circle with its split number
+    (see the module docstring for the order) as <text class="order">. Trees may be n-ary.
+    An empty sentence (no tokens) gives a small SVG saying so.
+    """
+    tokens = list(tokens)
+    if not tokens:
+        return _empty_svg("(empty line)", title)
+    if tree is None:
+        raise ValueError("a sentence with words needs a tree")
+    root = _layout_nodes(tree)
+    if root.last + 1 != len(tokens):
+        raise ValueError(f"the tree has {root.last + 1} words, the sentence {len(tokens)}")
+    if distances is not None and len(distances) != len(tokens):
+        raise ValueError(f"{len(distances)} distances for {len(tokens)} words")
+
+    # Word columns, left to right.
+    widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
+    centers, x = [], float(MARGIN)
+    for width in widths:
+        centers.append(x + width / 2)
+        x += width
+    svg_width = x + MARGIN
+
+    # Rows, top to bottom: title, tree (root at the top, leaves on one line), bars, words.
+    levels = root.height
+    step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / levels)) if levels else 0
+    tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
+    leaf_y = tree_top + levels * step
+    bars_top = leaf_y + BAR_GAP
+    bars_bottom = bars_top + (BAR_AREA if distances is not None else 0)
+    word_y = bars_bottom + BAR_GAP + FONT_SIZE  # text baseline
+    svg_height = word_y + WORD_ROW / 2 + MARGIN
+
+    description = "The tree above the words." if distances is None else \
+        "The tree above, a bar per word for its syntactic distance, the words below."
+    if split_numbers:
+        description += " The numbers on the tree give the split order: 1 is the root, then breadth-first."
+    parts = [_svg_open(svg_width, svg_height, title), f"<desc>{description}</desc>"]
+    if title:
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+                     f'{_text(title)}</text>')
+
+    # Guides from each leaf down to its word, behind everything else. Lines are drawn as one <path>
+    # per kind: a long page holds thousands of pictures, and this keeps each small.
+    guides = "".join(f"M{_num(cx)} {_num(leaf_y)}V{_num(bars_bottom)}" for cx in centers)
+    parts.append(f'<path class="guides" d="{guides}" stroke="{GUIDE_INK}" stroke-dasharray="2 3"/>')
+
+    def node_xy(node: _Node) -> tuple[float, float]:
+        return (centers[node.first] + centers[node.last]) / 2, leaf_y - node.height * step
+
+    # Edges, then node marks on top of them. Explicit stack: a tree can be thousands of levels deep.
+    edges, marks = [], []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.children:
+            continue
+        px, py = node_xy(node)
+        for child in node.children:
+            cx, cy = node_xy(child)
+            edges.append(f"M{_num(px)} {_num(py)}L{_num(cx)} {_num(cy)}")
+            stack.append(child)
+        marks.append(_node_mark(node, px, py, split_numbers))
+    parts.append(f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>')
+
+    if distances is not None:
+        parts.append(_bars(tokens, distances, centers, widths, bars_top, bars_bottom))
+    if split_numbers:
+        parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="10" text-anchor="middle">'
+                     f'{"".join(marks)}</g>')
+    else:
+        parts.append(f'<g class="nodes" fill="{TREE_INK}">{"".join(marks)}</g>')
+
+    parts.append(f'<g class="words" text-anchor="middle" fill="{INK}">')
+    for k, (token, cx) in enumerate(zip(tokens, centers)):
+        word = f'<text class="word" x="{_num(cx)}" y="{_num(word_y)}">{_text(token)}</text>'
+        if distances is not None and distances[k] is None:
+            word = (f'<g class="unread" fill="{UNREAD_INK}"><title>{_text(token)}: not read by the model'
+                    f'</title>{word}</g>')
+        parts.append(word)
+    parts.append("</g></svg>")
+    return "".join(parts)
+
+
+def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
+    """A node's circle, with its split number when numbered, and a tooltip giving its words."""
+    if len(node.children) == 2:
+        right = node.children[1].first
+        span = f"words {node.first + 1}–{right} | {right + 1}–{node.last + 1}"
+    else:
+        span = f"words {node.first + 1}–{node.last + 1}"
+    if not numbered:
+        return f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{span}</title></circle>'
+    label = str(node.order)
+    radius = max(NODE_RADIUS, 3.2 * len(label) + 2)
+    return (f'<g><title>split {label}: {span}</title><circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(radius)}"/>'
+            f'<text class="order" x="{_num(x)}" y="{_num(y + 3.5)}" fill="{INK}" stroke="none">{label}</text></g>')
+
+
+def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], centers: list[float],
+          widths: list[float], top: float, bottom: float) -> str:
+    """A bar per read word, from the bottom of the bar area up; the tallest is the sentence's largest distance."""
+    read = [float(d) for d in distances if d is not None]
+    parts = [f'<g class="bars" fill="{BAR_COLOR}">',
+             f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" '
+             f'x2="{_num(centers[-1] + widths[-1] / 2)}" y2="{_num(bottom)}" stroke="{GUIDE_INK}"/>']
+    if read:
+        low, high = min(0.0, min(read)), max(read)
+        for token, d, cx, width in zip(tokens, distances, centers, widths):
+            if d is None:
+                continue
+            share = (float(d) - low) / (high - low) if high > low else 1.0
+            height = max(1.0, share * (bottom - top))  # a zero distance still shows as a line
+            bar_width = min(26.0, max(8.0, width * 0.5))
+            parts.append(f'<rect class="bar" x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
+                         f'width="{_num(bar_width)}" height="{_num(height)}">'
+                         f'<title>{_text(token)}: distance {float(d):.3f}</title></rect>')
+    parts.append("</g>")
+    return "".join(parts)
+
+
+# --- many sentences -----------------------------------------------------------------------------
+
+@dataclass
+class NumberedSentence:
+    """A parsed input line to draw; tree None and no tokens for an empty line."""
+    line: int                                  # 1-based input line number
+    tokens: list[str]
+    tree: Optional[Tree]
+    distances: Optional[list[Optional[float]]]  # per token, None where not read; None: no bars
+
+
+SentenceLike = Union[NumberedSentence, tuple]
+
+
+def numbered(parsed: Iterable, start: int = 1) -> Iterable[NumberedSentence]:
+    """NumberedSentence items from parser.ParsedSentence objects (anything with tokens, tree, distances)."""
+    for line, sentence in enumerate(parsed, start):
+        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances)
+
+
+def _as_item(item: SentenceLike) -> NumberedSentence:
+    if isinstance(item, NumberedSentence):
+        return item
+    line, tokens, tree, distances = item
+    return NumberedSentence(line, list(tokens), tree, distances)
+
+
+def svg_file_name(line: int) -> str:
+    """The --out-dir file name of an input line: line-000001.svg."""
+    return f"line-{line:06d}.svg"
+
+
+def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list[Path]:
+    """Write one SVG file per sentence into out_dir (created if missing), named by line number.
+
+    Items are NumberedSentence or (line, tokens, tree, distances); empty lines get no file.
+    Returns the paths written, in input order.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for item in map(_as_item, items):
+        if not item.tokens:
+            continue
+        path = out_dir / svg_file_name(item.line)
+        path.write_text(sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}") + "\n",
+                        encoding="utf-8")
+        written.append(path)
+    return written
+
+
+PAGE_CSS = f"""
+body {{ font-family: {FONT_FAMILY}; color: {INK}; margin: 1.5em; background: #fff; }}
+h1 {{ font-size: 1.4em; margin: 0 0 .3em; }}
+h2 {{ font-size: 1em; margin: 1.2em 0 .3em; }}
+h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
+.legend, .note, .meta {{ color: #555; max-width: 60em; }}
+.note.capped {{ background: #fff4d6; border: 1px solid #e6c36a; padding: .5em .8em; }}
+.sentence {{ border-top: 1px solid #eee; }}
+.sentence h2 {{ color: #666; font-weight: normal; }}
+.picture {{ overflow-x: auto; }}
+.picture svg {{ display: block; }}
+.pending {{ background: repeating-linear-gradient(90deg, #fafafa 0 12px, #f3f3f3 12px 24px); }}
+.bracket {{ font-family: ui-monospace, monospace; font-size: .85em; color: #333; margin: .3em 0 .8em;
+           overflow-wrap: anywhere; white-space: pre-wrap; }}
+table {{ border-collapse: collapse; margin: .8em 0; }}
+th, td {{ padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: right; }}
+th:first-child, td:first-child {{ text-align: left; }}
+tr.bound td {{ color: #777; font-style: italic; }}
+.charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }}
+.pair {{ display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-end; }}
+.pair figure {{ margin: 0; }}
+figcaption {{ color: #555; font-size: .9em; }}
+"""
+
+# Pictures after the first max_eager wait in <template>s; this draws each when it nears the viewport
+# (all at once where IntersectionObserver is missing).
+LAZY_SCRIPT = """
+(function () {
+  function show(box) {
+    var template = box.querySelector('template');
+    if (!template) return;
+    box.replaceChildren(template.content.cloneNode(true));
+    box.classList.remove('pending');
+    box.style.minHeight = '';
+  }
+  var boxes = document.querySelectorAll('.picture.pending');
+  if (!('IntersectionObserver' in window)) { boxes.forEach(show); return; }
+  var watcher = new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) { watcher.unobserve(entry.target); show(entry.target); }
+    });
+  }, {rootMargin: '1000px 0px'});
+  boxes.forEach(function (box) { watcher.observe(box); });
+})();
+"""
+
+
+def _page(title: str, body: Sequence[str], script: str = "") -> str:
+    script_tag = f"<script>{script}</script>" if script else ""
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_text(title)}</title><style>{PAGE_CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + f"\n{script_tag}</body></html>\n")
+
+
+def _svg_height(svg: str) -> str:
+    match = re.search(r'height="([0-9.]+)"', svg)
+    return match.group(1) if match else "120"
+
+
+def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_eager: int = 200,
+              max_sentences: int = 5000) -> str:
+    """One self-contained HTML page drawing every input line: picture, then the tree in brackets as text.
+
+    Items are NumberedSentence or (line, tokens, tree, distances). The first max_eager pictures are
+    inline; later ones sit in <template> elements that the page's small inline script draws as they
+    scroll into view. Beyond max_sentences, lines are counted but not drawn, and a note says how many
+    were left out and how to get them all (one SVG file per line with --format svg --out-dir).
+    No external scripts, styles, fonts or images.
+    """
+    from .formats import to_bracket
+
+    sections: list[str] = []
+    shown = left_out = 0
+    for item in map(_as_item, items):
+        if shown >= max_sentences:
+            left_out += 1
+            continue
+        shown += 1
+        heading = f'<section class="sentence" id="line-{item.line}"><h2>line {item.line}</h2>'
+        if not item.tokens:
+            sections.append(f'{heading}<p class="note">(empty line)</p></section>')
+            continue
+        svg = sentence_svg(item.tokens, item.tree, item.distances)
+        if shown <= max_eager:
+            picture = f'<div class="picture">{svg}</div>'
+        else:
+            picture = (f'<div class="picture pending" style="min-height:{_svg_height(svg)}px">'
+                       f"<template>{svg}</template></div>")
+        sections.append(f'{heading}{picture}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
+
+    total = shown + left_out
+    body = [f"<h1>{_text(title)}</h1>",
+            f'<p class="meta">{total:,} line{"s" if total != 1 else ""}.</p>',
+            '<p class="legend">Each picture: the words at the bottom; above each word a bar for its syntactic '
+            "distance (hover for the value; grey words were not read by the model and have none); above "
+            "the bars, the tree the distances give. The numbers on the tree are the split order: 1 is the "
+            "first split (the root, at the largest distance), then breadth-first: the root's two parts, "
+            "their parts, and so on, left to right. Under each picture, the same tree in brackets.</p>"]
+    if shown > max_eager:
+        body.append(f'<noscript><p class="note">Pictures after the first {max_eager:,} are drawn by a '
+                    "small script as you scroll; with scripts off only their brackets show.</p></noscript>")
+    capped_note = ""
+    if left_out:
+        capped_note = (f'<p class="note capped">Only the first {max_sentences:,} of {total:,} lines are drawn '
+                       f"here: {left_out:,} left out. To draw every line, write one SVG file per line with "
+                       f"<code>onlstm parse --format svg --out-dir DIR</code>.</p>")
+        body.append(capped_note)
+    body.extend(sections)
+    if capped_note:
+        body.append(capped_note)
+    return _page(title, body, LAZY_SCRIPT if shown > max_eager else "")
+
+
+# --- the evaluation report ----------------------------------------------------------------------
+
+@dataclass
+class ReportExample:
+    """A sentence to show in the report: the gold tree beside the system's tree."""
+    source: str                                  # "file:line" of the gold sentence
+    words: list[str]
+    gold: Tree
+    predicted: Tree
+    distances: Optional[list[Optional[float]]] = None  # of the predicted tree's words; None with --pred
+    f1: Optional[float] = None                   # sentence F1 in percent
+    system: str = ""
+
+
+def tree_from_spans(words: Sequence[str], spans: Iterable[tuple[int, int]]) -> Tree:
+    """The (n-ary) tree whose constituents are the given word spans, end exclusive, plus the root.
+
+    Spans of fewer than 2 words and the whole sentence are ignored (formats.GoldSentence.spans leaves
+    them out anyway); a span crossing an earlier one is dropped.
+    """
+    n = len(words)
+    if n == 0:
+        raise ValueError("cannot build a tree over zero words")
+    if n == 1:
+        return words[0]
+    wanted = sorted({s for s in spans if s[1] - s[0] >= 2 and s != (0, n) and 0 <= s[0] and s[1] <= n},
+                    key=lambda s: (s[0], -s[1]))
+    root: list = []
+    open_nodes: list[tuple[int, list]] = [(n, root)]  # (end, children) of each constituent still open
+
+    def close() -> None:
+        _end, children = open_nodes.pop()
+        open_nodes[-1][1].append(children[0] if len(children) == 1 else children)
+
+    next_span = 0
+    for position, word in enumerate(words):
+        while open_nodes[-1][0] <= position:
+            close()
+        while next_span < len(wanted) and wanted[next_span][0] == position:
+            end = wanted[next_span][1]
+            next_span += 1
+            if end <= open_nodes[-1][0]:  # nested in the innermost open one; otherwise it crosses it
+                open_nodes.append((end, []))
+        open_nodes[-1][1].append(word)
+    while len(open_nodes) > 1:
+        close()
+    return root
+
+
+def choose_examples(gold: Sequence, trees: Sequence[Tree],
+                    distances: Optional[Sequence[Optional[Sequence[Optional[float]]]]] = None,
+                    system: str = "", count: int = 3, min_words: int = 5, max_words: int = 20,
+                    ) -> list[ReportExample]:
+    """A few sentences for the report: the best, the middle and the worst by sentence F1 (for count=3),
+    among sentences of min_words..max_words words (all sentences if none are that long).
+
+    gold: formats.GoldSentence list; trees: the system's trees over their words; distances: per
+    sentence, the distances the trees were built from (None with --pred).
+    """
+    from .metrics import sentence_f1
+
+    if len(trees) != len(gold):
+        raise ValueError(f"{len(trees)} trees for {len(gold)} gold sentences")
+    candidates = [k for k, s in enumerate(gold) if min_words <= len(s.words) <= max_words] \
+        or list(range(len(gold)))
+    scored = sorted(candidates, key=lambda k: (-sentence_f1(tree_spans(trees[k]), gold[k].spans), k))
+    if count <= 0 or not scored:
+        return []
+    if count == 1 or len(scored) <= count:
+        picked = scored[:count]
+    else:  # evenly spaced ranks, first and last included
+        picked = [scored[round(i * (len(scored) - 1) / (count - 1))] for i in range(count)]
+    examples = []
+    for k in picked:
+        sentence = gold[k]
+        examples.append(ReportExample(
+            source=sentence.source, words=list(sentence.words),
+            gold=tree_from_spans(sentence.words, sentence.spans), predicted=trees[k],
+            distances=None if distances is None or distances[k] is None else list(distances[k]),
+            f1=round(100 * sentence_f1(tree_spans(trees[k]), sentence.spans), 2), system=system))
+    return examples
+
+
+def _as_report(report: dict) -> dict:
+    """The CLI's evaluate report ({"systems": {name: metrics.evaluate(...)}, ...}, the --json form),
+    or one metrics.evaluate() result, which is shown as a single system called "system"."""
+    if "systems" in report:
+        return report
+    return {"sentences": report.get("sentences"), "systems": {"system": report},
+            "upper_bound": report.get("upper_bound")}
+
+
+def _color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def _dash(name: str) -> str:
+    return ' stroke-dasharray="5 3"' if name in BASELINE_SYSTEMS else ""
+
+
+def _legend(names: Sequence[str], x: float, y: float, boxes: bool = False) -> str:
+    """Swatch and name of each series: a (dashed for baselines) line, or a box for bar charts."""
+    parts = []
+    for k, name in enumerate(names):
+        row = y + 18 * k
+        if boxes:
+            swatch = (f'<rect x="{_num(x + 6)}" y="{_num(row - 10)}" width="12" height="12" '
+                      f'fill="{_color(k)}"/>')
+        else:
+            swatch = (f'<line x1="{_num(x)}" y1="{_num(row - 4)}" x2="{_num(x + 22)}" y2="{_num(row - 4)}" '
+                      f'stroke="{_color(k)}" stroke-width="3"{_dash(name)}/>')
+        parts.append(f'{swatch}<text x="{_num(x + 28)}" y="{_num(row)}" font-size="12">{_text(name)}</text>')
+    return "".join(parts)
+
+
+def _chart_frame(width: float, height: float, title: str, left: float, top: float, plot_w: float,
+                 plot_h: float, y_max: float, y_label: str) -> list[str]:
+    """An SVG with a title, a y axis from 0 to y_max with grid lines, and room for a plot."""
+    parts = [_svg_open(width, height, title).replace("<svg ", '<svg class="chart" ', 1),
+             f'<text x="{_num(left)}" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
+             f'<text x="12" y="{_num(top + plot_h / 2)}" font-size="11" fill="#555" text-anchor="middle" '
+             f'transform="rotate(-90 12 {_num(top + plot_h / 2)})">{_text(y_label)}</text>']
+    for tick in range(0, int(y_max) + 1, 20):
+        y = top + plot_h - tick / y_max * plot_h
+        parts.append(f'<line x1="{_num(left)}" y1="{_num(y)}" x2="{_num(left + plot_w)}" y2="{_num(y)}" '
+                     f'stroke="{"#999" if tick == 0 else "#eee"}"/>'
+                     f'<text x="{_num(left - 6)}" y="{_num(y + 4)}" font-size="11" text-anchor="end" '
+                     f'fill="#555">{tick}</text>')
+    return parts
+
+
+def line_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str, Sequence[Optional[float]]]],
+               y_label: str = "sentence F1 (%)") -> str:
+    """An SVG line chart, one line per (name, values) series over the categories, y from 0 to 100.
+
+    Baseline systems (BASELINE_SYSTEMS) are dashed. A None value leaves a gap.
+    """
+    left, top, plot_w, plot_h = 48.0, 34.0, max(260.0, 90.0 * len(categories)), 220.0
+    legend_x = left + plot_w + 24
+    width = legend_x + 30 + max([text_width(n, 12) for n, _ in series] or [0]) + MARGIN
+    height = max(top + plot_h + 44, 34 + 18 * len(series) + MARGIN)
+    parts = _chart_frame(width, height, title, left, top, plot_w, plot_h, 100, y_label)
+    step = plot_w / max(1, len(categories))
+
+    def x_of(k: int) -> float:
+        return left + step * (k + 0.5)
+
+    for k, category in enumerate(categories):
+        parts.append(f'<text x="{_num(x_of(k))}" y="{_num(top + plot_h + 18)}" font-size="11" '
+                     f'text-anchor="middle" fill="#555">{_text(category)}</text>')
+    for s, (name, values) in enumerate(series):
+        runs: list[list[str]] = [[]]
+        dots = []
+        for k, value in enumerate(values):
+            if value is None:
+                runs.append([])
+                continue
+            x, y = x_of(k), top + plot_h - min(100.0, max(0.0, value)) / 100 * plot_h
+            runs[-1].append(f"{_num(x)},{_num(y)}")
+            dots.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{_text(name)}, '
+                        f"{_text(categories[k])}: {value:.2f}</title></circle>")
+        lines = "".join(f'<polyline points="{" ".join(run)}"/>' for run in runs if run)
+        parts.append(f'<g class="series" stroke="{_color(s)}" stroke-width="2" fill="none"{_dash(name)}>{lines}</g>'
+                     f'<g fill="{_color(s)}">{"".join(dots)}</g>')
+    parts.append(_legend([name for name, _ in series], legend_x, top + 10))
+    return "".join(parts) + "</svg>"
+
+
+def bar_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str, Sequence[Optional[float]]]],
+              y_label: str) -> str:
+    """An SVG bar chart: for each category a group of bars, one per (name, values) series, y 0 to 100."""
+    n_series = max(1, len(series))
+    bar_w = 14.0 if n_series > 3 else 22.0
+    group_w = bar_w * n_series + 18
+    left, top, plot_w, plot_h = 48.0, 34.0, max(200.0, group_w * len(categories)), 220.0
+    legend_x = left + plot_w + 24
+    width = legend_x + 30 + max([text_width(n, 12) for n, _ in series] or [0]) + MARGIN
+    height = max(top + plot_h + 44, 34 + 18 * len(series) + MARGIN)
+    parts = _chart_frame(width, height, title, left, top, plot_w, plot_h, 100, y_label)
+    group_step = plot_w / max(1, len(categories))
+    for k, category in enumerate(categories):
+        center = left + group_step * (k + 0.5)
+        parts.append(f'<text x="{_num(center)}" y="{_num(top + plot_h + 18)}" font-size="11" '
+                     f'text-anchor="middle" fill="#555">{_text(category)}</text>')
+        for s, (name, values) in enumerate(series):
+            value = values[k]
+            if value is None:
+                continue
+            h = min(100.0, max(0.0, value)) / 100 * plot_h
+            x = center - bar_w * n_series / 2 + s * bar_w
+            parts.append(f'<rect x="{_num(x)}" y="{_num(top + plot_h - h)}" width="{_num(bar_w - 2)}" '
+                         f'height="{_num(h)}" fill="{_color(s)}"><title>{_text(name)}, {_text(category)}: '
+                         f"{value:.2f}</title></rect>")
+    if len(series) > 1:
+        parts.append(_legend([name for name, _ in series], legend_x, top + 10, boxes=True))
+    return "".join(parts) + "</svg>"
+
+
+def _layer_number(name: str) -> Optional[int]:
+    match = re.search(r"\blayer (\d+)\b", name)
+    return int(match.group(1)) if match else None
+
+
+def report_charts(report: dict) -> list[str]:
+    """The report's charts as SVG strings: F1 by sentence length (every system), F1 per layer (when more
+    than one layer was scored), and label recall (when the gold has labels)."""
+    report = _as_report(report)
+    systems: dict = report["systems"]
+    charts = []
+    buckets: list[str] = []
+    for result in systems.values():
+        buckets.extend(b for b in result.get("f1_by_length", {}) if b not in buckets)
+    if buckets:
+        first = next(iter(systems.values()))["f1_by_length"]
+        categories = [f"{b} ({first[b]['sentences']})" if b in first else b for b in buckets]
+        series = [(name, [r.get("f1_by_length", {}).get(b, {}).get("sentence_f1") for b in buckets])
+                  for name, r in systems.items()]
+        charts.append(line_chart("Sentence F1 by sentence length (words, sentences)", categories, series))
+
+    layers = sorted((_layer_number(name), name) for name in systems if _layer_number(name) is not None)
+    if len(layers) > 1:
+        charts.append(bar_chart(
+            "F1 of each layer's distances", [f"layer {k}" for k, _ in layers],
+            [("sentence F1", [systems[name]["sentence_f1"] for _, name in layers]),
+             ("corpus F1", [systems[name]["corpus_f1"] for _, name in layers])], "F1 (%)"))
+
+    labels = [label for label in ("NP", "VP", "PP", "ADJP", "SBAR")
+              if any(label in r.get("label_recall", {}) for r in systems.values())]
+    labels += sorted({label for r in systems.values() for label in r.get("label_recall", {})} - set(labels))
+    if labels:
+        series = [(name, [r.get("label_recall", {}).get(label, {}).get("recall") for label in labels])
+                  for name, r in systems.items()]
+        charts.append(bar_chart("Recall of gold constituents by label", labels, series, "recall (%)"))
+    return charts
+
+
+def _score_table(report: dict) -> str:
+    systems: dict = report["systems"]
+    labels = [label for label in ("NP", "VP", "PP", "ADJP", "SBAR")
+              if any(label in r.get("label_recall", {}) for r in systems.values())]
+    head = "".join(f"<th>{_text(c)}</th>" for c in
+                   ["system", "sentence F1", "corpus F1", "F1 ≤10 words"] + [f"{x} recall" for x in labels])
+    rows = []
+    for name, r in systems.items():
+        short = f"{r['sentence_f1_len_le_10']:.2f}" if r.get("sentences_len_le_10") else "–"
+        recalls = "".join(f"<td>{r['label_recall'][x]['recall']:.1f}</td>" if x in r.get("label_recall", {})
+                          else "<td>–</td>" for x in labels)
+        rows.append(f"<tr><td>{_text(name)}</td><td>{r['sentence_f1']:.2f}</td><td>{r['corpus_f1']:.2f}</td>"
+                    f"<td>{short}</td>{recalls}</tr>")
+    bound = report.get("upper_bound")
+    if bound:
+        rows.append(f'<tr class="bound"><td>best binary trees (upper bound)</td>'
+                    f"<td>{bound['sentence_f1']:.2f}</td><td>{bound['corpus_f1']:.2f}</td><td></td>"
+                    + "<td></td>" * len(labels) + "</tr>")
+    return f'<table class="scores"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Optional[str] = None) -> str:
+    """The evaluation report as one self-contained HTML page (no script at all).
+
+    report: what `onlstm evaluate --json` prints (gold, sentences, split, systems: {name: the dict of
+    metrics.evaluate}, upper_bound, and model, layer, valid_ppl, pred, perplexity when present); a single
+    metrics.evaluate() result works too. The page has the table of every system with the upper bound,
+    the charts of report_charts, and each example's gold tree beside the predicted one.
+    """
+    report = _as_report(report)
+    title = title or f"onlstm evaluate: {report.get('gold', 'report')}"
+    facts = [("gold", report.get("gold")), ("sentences", report.get("sentences")),
+             ("model", report.get("model")), ("predicted trees", report.get("pred")),
+             ("parse layer", report.get("layer")), ("split rule", report.get("split")),
+             ("validation perplexity", report.get("valid_ppl"))]
+    facts += [(f"perplexity on {path}", ppl) for path, ppl in report.get("perplexity", {}).items()]
+    body = [f"<h1>{_text(title)}</h1>",
+            '<p class="meta">' + "<br>".join(f"{_text(k)}: {_text(v)}" for k, v in facts if v is not None) + "</p>",
+            _score_table(report),
+            '<p class="legend">F1 is unlabeled bracketing F1 in percent, as in the ON-LSTM and PRPN papers: '
+            "punctuation and traces removed by POS tag, spans of at least 2 words except the whole sentence; "
+            "sentence F1 is averaged over sentences, corpus F1 pools the spans. The upper bound is the best "
+            "any binary tree can score against the (n-ary) gold trees.</p>",
+            "<h2>Charts</h2>", '<div class="charts">' + "".join(report_charts(report)) + "</div>"]
+    if examples:
+        body.append("<h2>Examples</h2>")
+        body.append('<p class="legend">Gold tree on the left, predicted tree on the right (numbers: split '
+                    "order; bars: the distances it was built from).</p>")
+    for example in examples:
+        score = f" — sentence F1 {example.f1:.1f}" if example.f1 is not None else ""
+        gold = sentence_svg(example.words, example.gold, None, split_numbers=False)
+        predicted = sentence_svg(example.words, example.predicted, example.distances)
+        body.append(f"<h3>{_text(example.source)}{score}</h3>"
+                    f'<div class="pair"><figure><div class="picture">{gold}</div><figcaption>gold</figcaption>'
+                    f'</figure><figure><div class="picture">{predicted}</div>'
+                    f"<figcaption>{_text(example.system or 'predicted')}</figcaption></figure></div>")
+    return _page(title, body)

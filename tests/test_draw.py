@@ -1,0 +1,412 @@
+"""Pictures: the SVG of one sentence, the HTML page of many, the evaluation report page.
+
+Trees come from trees.build_tree with hand-written distances; no model is needed. The browser test
+opens the pages in headless Chromium (skipped when none is installed) and checks the screenshot.
+"""
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from onlstm_cli.draw import (
+    NumberedSentence,
+    choose_examples,
+    html_page,
+    numbered,
+    report_html,
+    sentence_svg,
+    split_order,
+    tree_from_spans,
+    write_svgs,
+)
+from onlstm_cli.formats import read_gold
+from onlstm_cli.metrics import evaluate
+from onlstm_cli.trees import baseline_trees, build_tree, right_branching, tree_spans
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SVG = "{http://www.w3.org/2000/svg}"
+
+ENGLISH = ("The cat sat on the mat .".split(), [1.0, 0.5, 3.0, 2.0, 1.5, 0.3, None])
+CHINESE = ("我 真的 爱 北京 天安门".split(), [0.8, 2.5, 1.9, 1.2, 0.4])
+SPECIAL = (["a<b", "&", '"quoted"', "it's", ">", "</text>"], [2.0, 0.1, 1.4, 0.7, 0.2, 0.9])
+
+
+def tree_of(tokens, distances):
+    """The tree the parser would build: tokens the model did not read get distance 0 here."""
+    return build_tree([0.0 if d is None else d for d in distances], tokens)
+
+
+def by_class(root: ET.Element, tag: str, name: str) -> list[ET.Element]:
+    return [e for e in root.iter(SVG + tag) if e.get("class") == name]
+
+
+@pytest.mark.parametrize("tokens, distances", [ENGLISH, CHINESE, SPECIAL], ids=["english", "chinese", "special"])
+def test_svg_has_one_text_per_word_a_bar_per_read_word_and_split_numbers(tokens, distances):
+    svg = sentence_svg(tokens, tree_of(tokens, distances), distances, title="line 7")
+    assert "\n" not in svg  # one SVG per output line for `--format svg` on stdout
+    root = ET.fromstring(svg)
+    assert root.tag == SVG + "svg"
+    assert float(root.get("width")) > 0 and float(root.get("height")) > 0
+    assert root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
+    assert "Noto Sans CJK SC" in root.get("font-family")
+    assert [e.text for e in by_class(root, "text", "word")] == tokens
+    assert len(by_class(root, "rect", "bar")) == sum(d is not None for d in distances)
+    numbers = sorted(int(e.text) for e in by_class(root, "text", "order"))
+    assert numbers == list(range(1, len(tokens)))
+    # nothing else drawn as text repeats a word (title, split numbers)
+    others = [e.text for e in root.iter(SVG + "text") if e.get("class") not in ("word", "order")]
+    assert others == ["line 7"]
+
+
+def test_bars_scale_to_the_largest_distance_and_skip_unread_words():
+    tokens, distances = ENGLISH
+    root = ET.fromstring(sentence_svg(tokens, tree_of(tokens, distances), distances))
+    bars = by_class(root, "rect", "bar")
+    heights = [float(b.get("height")) for b in bars]
+    assert max(heights) == heights[2]  # "sat", distance 3.0
+    assert heights[0] == pytest.approx(heights[2] / 3, abs=0.1)
+    assert bars[2].find(SVG + "title").text == "sat: distance 3.000"
+    # the unread "." is grey, with a tooltip, and has no bar
+    unread = [g for g in root.iter(SVG + "g") if g.get("class") == "unread"]
+    assert [g.find(SVG + "text").text for g in unread] == ["."]
+
+
+def test_wide_characters_get_wider_columns():
+    narrow = ET.fromstring(sentence_svg(["ab", "cd"], ["ab", "cd"], [1.0, 2.0]))
+    wide = ET.fromstring(sentence_svg(["天安门广场", "cd"], ["天安门广场", "cd"], [1.0, 2.0]))
+    assert float(wide.get("width")) > float(narrow.get("width")) + 40
+
+
+def test_split_numbers_go_top_down():
+    tokens = "a b c d e f g h".split()
+    tree = build_tree([0.1, 2.0, 0.5, 1.0, 3.0, 0.2, 1.5, 0.3], tokens)
+    order = split_order(tree)
+    assert [number for number, _, _ in order] == list(range(1, len(tokens)))
+    assert order[0][1:] == (0, len(tokens))  # split 1 is the root
+    spans = {(start, end): number for number, start, end in order}
+    for (start, end), number in spans.items():
+        for (inner_start, inner_end), inner in spans.items():
+            if (inner_start, inner_end) != (start, end) and start <= inner_start and inner_end <= end:
+                assert inner > number, "a node is numbered after the node it was split from"
+    # level order: both children of the root come before any grandchild
+    assert {spans[(0, 4)], spans[(4, 8)]} == {2, 3}
+
+
+def test_one_word_and_empty_sentences():
+    root = ET.fromstring(sentence_svg(["Hello"], "Hello", [0.7]))
+    assert [e.text for e in by_class(root, "text", "word")] == ["Hello"]
+    assert len(by_class(root, "rect", "bar")) == 1
+    assert by_class(root, "text", "order") == []
+    empty = ET.fromstring(sentence_svg([], None, [], title="line 3"))
+    assert by_class(empty, "text", "word") == []
+    assert "empty" in by_class(empty, "text", "note")[0].text
+
+
+def test_gold_trees_are_drawn_without_bars_and_may_be_n_ary():
+    words = "The cat sat on the mat".split()
+    gold = tree_from_spans(words, {(0, 2), (2, 6), (3, 6), (4, 6)})
+    assert gold == [["The", "cat"], ["sat", ["on", ["the", "mat"]]]]
+    flat = tree_from_spans(words, set())
+    assert flat == words  # one n-ary root
+    for tree in (gold, flat):
+        root = ET.fromstring(sentence_svg(words, tree, None, split_numbers=False))
+        assert [e.text for e in by_class(root, "text", "word")] == words
+        assert by_class(root, "rect", "bar") == [] and by_class(root, "text", "order") == []
+
+
+def test_tree_from_spans_gives_back_the_gold_spans():
+    for sentence in read_gold(FIXTURES / "draw_gold.trees"):
+        assert tree_spans(tree_from_spans(sentence.words, sentence.spans)) == sentence.spans
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError):
+        sentence_svg(["a", "b"], ["a", ["b", "c"]], [1.0, 2.0])
+    with pytest.raises(ValueError):
+        sentence_svg(["a", "b"], ["a", "b"], [1.0])
+
+
+def test_characters_xml_cannot_hold_are_replaced():
+    root = ET.fromstring(sentence_svg(["a\x01b", "c"], ["a\x01b", "c"], [1.0, 0.5]))
+    assert [e.text for e in by_class(root, "text", "word")] == ["a\ufffdb", "c"]
+
+
+def test_a_very_deep_tree_draws():
+    words = [f"w{i}" for i in range(2000)]
+    root = ET.fromstring(sentence_svg(words, right_branching(words), [1.0] * len(words)))
+    assert len(by_class(root, "text", "order")) == len(words) - 1
+
+
+# --- the HTML page ------------------------------------------------------------------------------
+
+class PageReader(HTMLParser):
+    """Counts <svg> start tags outside and inside <template>, and checks tags are balanced."""
+
+    VOID = {"meta", "br", "circle", "line", "rect", "polyline", "link", "img", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.open: list[str] = []
+        self.inline_svgs = self.template_svgs = self.templates = self.scripts = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "svg":
+            if "template" in self.open:
+                self.template_svgs += 1
+            else:
+                self.inline_svgs += 1
+        self.templates += tag == "template"
+        self.scripts += tag == "script"
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        pass
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        assert self.open and self.open[-1] == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
+        self.open.pop()
+
+
+def read_page(page: str) -> PageReader:
+    reader = PageReader()
+    reader.feed(page)
+    reader.close()
+    assert reader.open == ["html"] or reader.open == []
+    return reader
+
+
+def assert_self_contained(page: str) -> None:
+    lowered = page.lower()
+    for external in ('src="http', "src='http", 'href="http', "href='http", "@import", "url(http", "url(//",
+                     'src="//', 'href="//'):
+        assert external not in lowered, external
+    assert "<link" not in lowered and "<img" not in lowered
+
+
+def items(n: int) -> list[NumberedSentence]:
+    rng = random.Random(0)
+    result = []
+    for line in range(1, n + 1):
+        tokens = [f"w{k}" for k in range(rng.randint(2, 9))]
+        distances = [rng.random() for _ in tokens]
+        result.append(NumberedSentence(line, tokens, build_tree(distances, tokens), distances))
+    return result
+
+
+def test_html_page_draws_every_line_with_its_brackets():
+    sentences = [ENGLISH, CHINESE, SPECIAL]
+    page_items = [(k + 1, tokens, tree_of(tokens, distances), distances)
+                  for k, (tokens, distances) in enumerate(sentences)]
+    page_items.append((4, [], None, []))  # an empty input line
+    page = html_page(page_items, title="my <sentences>")
+    reader = read_page(page)
+    assert reader.inline_svgs == 3 and reader.templates == 0 and reader.scripts == 0
+    assert_self_contained(page)
+    assert "<title>my &lt;sentences&gt;</title>" in page
+    assert "(S (S (X The) (X cat))" in page  # the bracket line, as text under the picture
+    assert "(X &lt;/text&gt;)" in page
+    assert 'id="line-4"' in page and "(empty line)" in page
+
+
+def test_long_pages_draw_lazily_past_max_eager():
+    page = html_page(items(300), max_eager=50)
+    reader = read_page(page)
+    assert reader.inline_svgs == 50
+    assert reader.template_svgs == reader.templates == 250
+    assert reader.scripts == 1 and "IntersectionObserver" in page
+    assert "left out" not in page
+    assert_self_contained(page)
+
+
+def test_pages_past_the_cap_say_what_was_left_out():
+    page = html_page(items(30), max_eager=5, max_sentences=20)
+    reader = read_page(page)
+    assert reader.inline_svgs + reader.template_svgs == 20
+    assert "10 left out" in page and "--out-dir" in page
+    assert 'id="line-20"' in page and 'id="line-21"' not in page
+
+
+def test_numbered_reads_parsed_sentences():
+    class Parsed:  # the shape of parser.ParsedSentence
+        def __init__(self, tokens, tree, distances):
+            self.tokens, self.tree, self.distances = tokens, tree, distances
+
+    tokens, distances = ENGLISH
+    got = list(numbered([Parsed([], None, []), Parsed(tokens, tree_of(tokens, distances), distances)]))
+    assert [(item.line, item.tokens) for item in got] == [(1, []), (2, tokens)]
+
+
+def test_write_svgs_writes_one_file_per_sentence(tmp_path):
+    written = write_svgs([(1, *ENGLISH[:1], tree_of(*ENGLISH), ENGLISH[1]), (2, [], None, []),
+                          (3, *CHINESE[:1], tree_of(*CHINESE), CHINESE[1])], tmp_path / "svgs")
+    assert [p.name for p in written] == ["line-000001.svg", "line-000003.svg"]
+    root = ET.parse(written[1]).getroot()
+    assert [e.text for e in by_class(root, "text", "word")] == CHINESE[0]
+
+
+# --- the evaluation report -----------------------------------------------------------------------
+
+def cli_like_report():
+    """The dict `onlstm evaluate --all-layers --json` prints, with made-up distances for 3 layers."""
+    gold = read_gold(FIXTURES / "draw_gold.trees")
+    rng = random.Random(1)
+    per_layer = [[[rng.random() for _ in s.words] for _ in range(3)] for s in gold]
+
+    def trees(k):
+        return [build_tree(d[k - 1], s.words) for d, s in zip(per_layer, gold)]
+
+    systems = {"onlstm (layer 2)": evaluate(gold, trees(2)),
+               "onlstm (layer 1)": evaluate(gold, trees(1)),
+               "onlstm (layer 3)": evaluate(gold, trees(3))}
+    words = [s.words for s in gold]
+    for name, label in (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
+                        ("random", "random")):
+        systems[label] = evaluate(gold, baseline_trees(words, name, 0))
+    report = {"gold": "draw_gold.trees", "sentences": len(gold), "split": "paper", "systems": systems,
+              "model": "en-ptb.onlstm", "layer": 2, "valid_ppl": 123.4,
+              "upper_bound": systems["onlstm (layer 2)"]["upper_bound"]}
+    examples = choose_examples(gold, trees(2), [d[1] for d in per_layer], system="onlstm (layer 2)")
+    return report, examples
+
+
+def test_report_page_has_the_table_charts_and_examples():
+    report, examples = cli_like_report()
+    assert len(examples) == 3 and examples[0].f1 >= examples[1].f1 >= examples[2].f1
+    page = report_html(report, examples)
+    reader = read_page(page)
+    assert_self_contained(page)
+    assert reader.scripts == 0
+    for name in report["systems"]:
+        assert f"<td>{name}</td>" in page
+    assert "upper bound" in page and f"{report['upper_bound']['sentence_f1']:.2f}" in page
+    charts = re.findall(r'<svg class="chart"', page)
+    assert len(charts) == 3  # F1 by length, per layer, label recall
+    assert "F1 by sentence length" in page and "each layer" in page and "by label" in page
+    # each example: the gold tree (no bars) beside the predicted one (bars)
+    assert reader.inline_svgs == 3 + 2 * len(examples)
+    assert page.count("<figcaption>gold</figcaption>") == len(examples)
+
+
+def test_report_page_without_layers_or_labels():
+    gold = read_gold(FIXTURES / "draw_gold.trees")
+    result = evaluate(gold, baseline_trees([s.words for s in gold], "right"))
+    page = report_html(result)  # a bare metrics.evaluate() result is one system
+    assert "<td>system</td>" in page and "each layer" not in page
+    assert len(re.findall(r'<svg class="chart"', page)) == 2
+
+
+def test_drawing_imports_nothing_heavy():
+    code = ("import sys, onlstm_cli.draw; "
+            "print(sorted(m for m in ('torch', 'rich', 'nltk', 'matplotlib', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# --- in a browser --------------------------------------------------------------------------------
+
+def png_rgb_pixels(data: bytes) -> list[bytes]:
+    """The rows of an 8-bit, non-interlaced RGB or RGBA PNG as RGB bytes (standard library only)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    position, compressed = 8, []
+    while position < len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind = data[position + 4:position + 8]
+        body = data[position + 8:position + 8 + length]
+        position += 12 + length
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
+            depth, color, interlace = body[8], body[9], body[12]
+        elif kind == b"IDAT":
+            compressed.append(body)
+        elif kind == b"IEND":
+            break
+    assert depth == 8 and interlace == 0 and color in (2, 6), (depth, color, interlace)
+    channels = 3 if color == 2 else 4
+    stride = width * channels
+    raw = zlib.decompress(b"".join(compressed))
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        if kind == 1:  # Sub
+            for i in range(channels, stride):
+                row[i] = (row[i] + row[i - channels]) & 255
+        elif kind == 2:  # Up
+            row = bytearray((a + b) & 255 for a, b in zip(row, previous))
+        elif kind == 3:  # Average
+            for i in range(stride):
+                left = row[i - channels] if i >= channels else 0
+                row[i] = (row[i] + ((left + previous[i]) >> 1)) & 255
+        elif kind == 4:  # Paeth
+            for i in range(stride):
+                a = row[i - channels] if i >= channels else 0
+                b, c = previous[i], previous[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(row) if channels == 3 else bytes(v for k, v in enumerate(row) if k % 4 != 3))
+        previous = row
+    return rows
+
+
+def find_chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def screenshot(page_path: Path, png: Path, profile: Path) -> bytes:
+    browser = find_chromium()
+    if browser is None:
+        pytest.skip("no chromium installed: apt-get install chromium")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--hide-scrollbars", "--virtual-time-budget=2000", f"--user-data-dir={profile}", f"--screenshot={png}",
+               "--window-size=1200,900", page_path.resolve().as_uri()]
+    subprocess.run(command, capture_output=True, timeout=120, check=False)
+    assert png.is_file() and png.stat().st_size > 0, "chromium wrote no screenshot"
+    return png.read_bytes()
+
+
+def count_colors(rows: list[bytes]) -> tuple[int, int, int]:
+    """(pixels not near white, near-black pixels, pixels of the distance bars' blue)."""
+    ink = dark = blue = 0
+    for row in rows:
+        for k in range(0, len(row), 3):
+            r, g, b = row[k], row[k + 1], row[k + 2]
+            if r < 235 or g < 235 or b < 235:
+                ink += 1
+                dark += r < 90 and g < 90 and b < 90
+                blue += abs(r - 0x4A) < 12 and abs(g - 0x7B) < 12 and abs(b - 0xD0) < 12
+    return ink, dark, blue
+
+
+@pytest.mark.parametrize("which", ["parse", "lazy", "report"])
+def test_pages_render_in_a_browser(tmp_path, which):
+    page_items = [(k + 1, tokens, tree_of(tokens, distances), distances)
+                  for k, (tokens, distances) in enumerate([CHINESE, ENGLISH, SPECIAL] * 20)]
+    if which == "parse":
+        page = html_page(page_items[:3])
+    elif which == "lazy":  # every picture in a <template>: only the page's script can draw them
+        page = html_page(page_items, max_eager=0)
+    else:
+        page = report_html(*cli_like_report())
+    page_path = tmp_path / f"{which}.html"
+    page_path.write_text(page, encoding="utf-8")
+    rows = png_rgb_pixels(screenshot(page_path, tmp_path / f"{which}.png", tmp_path / "profile"))
+    assert len(rows) == 900 and len(rows[0]) == 1200 * 3
+    ink, dark, blue = count_colors(rows)
+    assert ink > 0.01 * 1200 * 900, "the page looks blank"
+    assert dark > 500, "no text or lines drawn"
+    if which != "report":
+        assert blue > 500, "no distance bars drawn"
