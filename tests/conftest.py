@@ -5,6 +5,7 @@ suite stays fast on a busy two-core machine.
 """
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -16,6 +17,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # Keep torch to one thread: the machine is shared and tiny models gain nothing from more.
 torch.set_num_threads(1)
+
+# Without a GPU, Triton kernels (the optional Triton cell, tests/test_triton_cell.py) can only run in
+# Triton's interpreter, on CPU tensors. It must be chosen before the first `import triton`: triton's own
+# library functions (tl.cumsum, tl.sum, ...) are defined as kernels then.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 TINY_MODEL = dict(emb_size=20, hidden_size=40, n_layers=3, chunk_size=5)
 

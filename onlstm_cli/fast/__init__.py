@@ -117,7 +117,12 @@ def triton_cell_works() -> bool:
         from . import triton_cell
     except ImportError:
         return False
-    return triton_cell.available() and torch.cuda.is_available() and _layers_agree("cuda", "triton")
+    if not (triton_cell.available() and torch.cuda.is_available()):
+        return False
+    try:  # a triton that cannot compile here (no ptxas, an unsupported GPU) leaves the torch cell
+        return _layers_agree("cuda", "triton")
+    except Exception:  # noqa: BLE001 — any failure of the probe means: not this backend
+        return False
 
 
 # --- what the model runs -----------------------------------------------------------------------------
