@@ -1,6 +1,6 @@
 """The `onlstm` command: wires the modules together; no method logic lives here.
 
-torch is imported inside the commands, so `onlstm --help` stays fast.
+The `train` options take their defaults from the config dataclasses, so torch is imported with this module.
 """
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import functools
 import os
 import re
 import sys
+from dataclasses import MISSING, fields
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from .corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
 from .errors import OnlstmError
+from .model import ModelConfig
+from .train import TrainConfig
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
@@ -93,43 +97,59 @@ class MasterInput(str, Enum):
     symmetric = "symmetric"
 
 
+# The `train` options' defaults are the config dataclasses' (one place for each); reading them imports torch.
+MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
+TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+
+
+def duration_text(seconds: float | None) -> str:
+    """3600 → '1h', 2700 → '45m', 90 → '90s', None → 'none' (what parse_duration reads back)."""
+    if seconds is None:
+        return "none"
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
 @app.command()
 @friendly_errors
 def train(
     corpus: Path = typer.Argument(..., help="UTF-8 text, one sentence a line."),
-    out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume is written beside it."),
+    out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume and the corpus as ids (.tokens) are written beside it."),
     valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included; the global batch (processes × --batch-size) must be the checkpoint's."),
     lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en."),
     tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba or whitespace; auto: ptb for en, jieba for zh, whitespace otherwise."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
     keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (evaluation ignores them)."),
-    max_vocab: int = typer.Option(10000, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
-    min_freq: int = typer.Option(1, "--min-freq", help="Words seen fewer times become <unk>."),
-    emb_size: int = typer.Option(200, "--emb-size", help="Embedding size (paper: 400)."),
-    hidden_size: int = typer.Option(400, "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
-    layers: int = typer.Option(3, "--layers", help="Number of ON-LSTM layers."),
-    chunk_size: int = typer.Option(10, "--chunk-size", help="Neurons per master-gate level."),
-    dropout: float = typer.Option(0.45, "--dropout", help="Locked dropout on the last layer's output."),
-    dropout_h: float = typer.Option(0.3, "--dropout-h", help="Locked dropout between layers."),
-    dropout_i: float = typer.Option(0.5, "--dropout-i", help="Locked dropout on the embeddings."),
-    dropout_e: float = typer.Option(0.1, "--dropout-e", help="Embedding dropout, whole words."),
-    weight_drop: float = typer.Option(0.45, "--weight-drop", help="DropConnect on the recurrent weights."),
-    master_input: MasterInput = typer.Option(MasterInput.paper, "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
-    optimizer: str = typer.Option("sgd", "--optimizer", help="sgd (the paper's) or adam (try --lr 0.002)."),
-    lr: float = typer.Option(30.0, "--lr", help="Learning rate."),
-    weight_decay: float = typer.Option(1.2e-6, "--weight-decay"),
-    clip: float = typer.Option(0.25, "--clip", help="Gradient norm clipping."),
-    batch_size: int = typer.Option(20, "--batch-size"),
-    bptt: int = typer.Option(70, "--bptt", help="Mean window length of truncated back-propagation."),
-    seed: int = typer.Option(1111, "--seed"),
-    epochs: int = typer.Option(100, "--epochs", help="Most epochs (the time budget usually ends training first)."),
-    time_budget: Optional[str] = typer.Option("1h", "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="CPU threads for torch (default: all cores)."),
+    max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
+    min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>."),
+    emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400)."),
+    hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
+    layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers."),
+    chunk_size: int = typer.Option(MODEL_DEFAULTS["chunk_size"], "--chunk-size", help="Neurons per master-gate level."),
+    dropout: float = typer.Option(MODEL_DEFAULTS["dropout"], "--dropout", help="Locked dropout on the last layer's output."),
+    dropout_h: float = typer.Option(MODEL_DEFAULTS["dropout_h"], "--dropout-h", help="Locked dropout between layers."),
+    dropout_i: float = typer.Option(MODEL_DEFAULTS["dropout_i"], "--dropout-i", help="Locked dropout on the embeddings."),
+    dropout_e: float = typer.Option(MODEL_DEFAULTS["dropout_e"], "--dropout-e", help="Embedding dropout, whole words."),
+    weight_drop: float = typer.Option(MODEL_DEFAULTS["weight_drop"], "--weight-drop", help="DropConnect on the recurrent weights."),
+    master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
+    optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd (the paper's) or adam (try --lr 0.002)."),
+    lr: float = typer.Option(TRAIN_DEFAULTS["lr"], "--lr", help="Learning rate."),
+    weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay"),
+    clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
+    batch_size: int = typer.Option(TRAIN_DEFAULTS["batch_size"], "--batch-size", help="Sequences per step in each process (with torchrun, the global batch is processes × this)."),
+    bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation."),
+    seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed"),
+    epochs: int = typer.Option(TRAIN_DEFAULTS["epochs"], "--epochs", help="Most epochs (the time budget usually ends training first)."),
+    time_budget: Optional[str] = typer.Option(duration_text(TRAIN_DEFAULTS["time_budget"]), "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
+    device: str = typer.Option(TRAIN_DEFAULTS["device"], "--device", help="auto, cpu or cuda."),
+    threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores)."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
+    loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
 ):
-    """Train an ON-LSTM language model on plain text."""
+    """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
@@ -159,7 +179,8 @@ def train(
     if emb_size % chunk_size or hidden_size % chunk_size:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({chunk_size})")
 
-    from .train import LineReporter, TrainConfig, train_model
+    from .distributed import launched_rank
+    from .train import LineReporter, NullReporter, RankZeroFailed, train_model
     from .vocab import Tokenizer, default_tokenizer
 
     if lang == "auto":
@@ -170,16 +191,21 @@ def train(
                         weight_drop=weight_drop, master_input=master_input.value)
     train_config = TrainConfig(epochs=epochs, time_budget=budget, batch_size=batch_size, bptt=bptt,
                                optimizer=optimizer, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed,
-                               device=device, threads=threads)
-    reporter = RichReporter() if sys.stderr.isatty() else LineReporter()
-    with reporter:
-        result = train_model(corpus, out, model_config, train_config, valid=valid, tokenizer=tok, lang=lang,
-                             pretokenized=pretokenized, keep_punct=keep_punct, max_vocab=max_vocab,
-                             min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
+                               device=device, threads=threads, loss_log=str(loss_log) if loss_log else None)
+    main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
+    reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
+    try:
+        with reporter:
+            result = train_model(corpus, out, model_config, train_config, valid=valid, tokenizer=tok, lang=lang,
+                                 pretokenized=pretokenized, keep_punct=keep_punct, max_vocab=max_vocab,
+                                 min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
+    except RankZeroFailed:
+        raise typer.Exit(2)  # rank 0 has said why
     best = f"{result.best_valid_ppl:.2f}" if result.best_valid_ppl is not None else "n/a"
     how = "interrupted" if result.interrupted else "time budget reached" if result.stopped_by_time else "done"
-    typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; best valid ppl {best}; "
-               f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
+    if main_process:
+        typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; best valid ppl {best}; "
+                   f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
     if result.interrupted:
         raise typer.Exit(130)
 
@@ -189,6 +215,8 @@ class OutputFormat(str, Enum):
     json = "json"
     nltk = "nltk"
     tree = "tree"
+    svg = "svg"
+    html = "html"
 
 
 class SplitRule(str, Enum):
@@ -225,7 +253,8 @@ ENSEMBLE_HELP = ("Average the distances of every model in an ensemble file (see 
 def parse(
     files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (en, zh); default: zh for lines with CJK characters, else en."),
-    output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing) or tree (rich); default: tree on a terminal, else bracket."),
+    output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing), tree (rich), svg (a picture per sentence: tree, distance bars, split order; one a line, or files with --out-dir) or html (one page for all lines); default: tree on a terminal, else bracket."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="With --format svg: write line-000001.svg … into this folder instead of stdout."),
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's."),
@@ -237,7 +266,7 @@ def parse(
     """Parse sentences (one a line) into unlabeled binary trees."""
     from .formats import distances_text, to_ascii, to_bracket, to_json, to_rich
     from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
-    from .parser import ModelCache, parse_stream, resolve_model
+    from .api import Parser
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
     if batch_size < 1:
@@ -246,9 +275,11 @@ def parse(
         raise UserError("--layer must be at least 1")
     if files is None and sys.stdin.isatty():
         raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
-    cache = ModelCache(device, ensemble)
-    if model is not None:
-        cache.get(resolve_model(model))  # a bad --model fails before any input is read
+    if out_dir is not None and output_format != OutputFormat.svg:
+        raise UserError("--out-dir goes with --format svg")
+    # a bad --model fails before any input is read
+    parser = Parser.load(model, device=device, batch_size=batch_size, layer=layer,
+                         split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble)
     fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
     console = None
     if fmt == OutputFormat.tree:
@@ -256,8 +287,21 @@ def parse(
         console = Console()
     seen = 0
     out = sys.stdout
-    for sentence in parse_stream(read_input_lines(files or []), cache=cache, model=model, pretokenized=pretokenized,
-                                 layer=layer, split=split.value if split else None, batch_size=batch_size):
+    if fmt in (OutputFormat.svg, OutputFormat.html):
+        from .draw import html_page, numbered, sentence_svg, write_svgs
+        parsed = parser.parse_lines(read_input_lines(files or []))
+        if out_dir is not None:
+            written = write_svgs(numbered(parsed), out_dir)
+            typer.echo(f"wrote {len(written)} pictures to {out_dir}", err=True)
+            return
+        if fmt == OutputFormat.html:
+            out.write(html_page(numbered(parsed), title="onlstm parse"))
+            return
+        for sentence in parsed:
+            out.write(("" if sentence.tree is None else sentence_svg(sentence.tokens, sentence.tree,
+                                                                      sentence.distances)) + "\n")
+        return
+    for sentence in parser.parse_lines(read_input_lines(files or [])):
         seen += 1
         if sentence.tree is None:
             out.write("\n")
@@ -298,6 +342,7 @@ def evaluate(
     text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write the report as one self-contained page: the table, charts (F1 by length, per layer, label recall) and example trees beside the gold ones."),
 ):
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
     import json
@@ -310,8 +355,10 @@ def evaluate(
     report = {"gold": str(gold), "sentences": len(sentences), "split": split.value if split else "paper",
               "systems": {}}
     systems = report["systems"]
+    shown = None  # (trees, distances) of the first system, for the examples of --html
     if pred is not None:
-        systems["pred"] = score(sentences, read_predicted(pred, sentences))
+        shown = (read_predicted(pred, sentences), None)
+        systems["pred"] = score(sentences, shown[0])
         report["pred"] = str(pred)
     else:
         from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
@@ -333,7 +380,8 @@ def evaluate(
         if text:
             from .train import text_perplexity
             report["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
-        systems[f"onlstm (layer {layer})"] = score(sentences, model_trees(layer))
+        shown = (model_trees(layer), [d[layer - 1] for d in per_layer])
+        systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
         if all_layers:
             for k in range(1, loaded.config.n_layers + 1):
                 if k != layer:
@@ -342,10 +390,21 @@ def evaluate(
     for name, label in BASELINE_ROWS:
         systems[label] = score(sentences, baseline_trees(words, name, seed))
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
+    if html is not None:
+        from .draw import choose_examples, report_html
+        examples = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)))
+        write_text_file(html, report_html(report, examples))
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print_report(report)
+
+
+def write_text_file(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from None
 
 
 def print_report(report: dict) -> None:

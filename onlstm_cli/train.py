@@ -1,9 +1,13 @@
 """Training: corpus → token stream → truncated-BPTT language-model training with checkpoints.
 
-One loop, AWD-LSTM style: the corpus is one long stream of word ids with <eos> after every sentence,
-cut into `batch_size` columns and read in windows of about `bptt` tokens; the hidden state carries over
-between windows. After every epoch (and when time runs out) the validation perplexity decides whether
-`out` is replaced; a checkpoint with the optimizer state is written beside it so that a run can resume.
+One loop, AWD-LSTM style: the corpus is one long stream of word ids with <eos> after every sentence
+(corpus.py), cut into `batch_size` columns and read in windows of about `bptt` tokens; the hidden state
+carries over between windows. After every epoch (and when time runs out) the validation perplexity decides
+whether `out` is replaced; a checkpoint with the optimizer state is written beside it so that a run can
+resume.
+
+Started by torchrun with several processes, each process trains a DistributedDataParallel copy of the model
+on its own slice of the stream (distributed.py); rank 0 alone validates, reports and writes files.
 """
 from __future__ import annotations
 
@@ -14,30 +18,29 @@ import signal
 import sys
 import threading
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import NamedTuple, Protocol
 
 import torch
+from torch.nn.parallel import DistributedDataParallel
 
 from . import __version__
-from .errors import OnlstmError
+from .corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify, corpus_token_file,
+                     count_words, rank_columns, read_corpus, token_stream)
+from .distributed import Group, process_group
 from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from .modelfile import (CHECKPOINT_FORMAT, atomic_save, model_archive, model_from_archive,
-                        read_archive, save_model)
-from .vocab import Tokenizer, Vocabulary, is_punctuation
+from .modelfile import CHECKPOINT_FORMAT, atomic_save, model_archive, model_from_archive, read_archive, save_model
+from .vocab import Tokenizer, Vocabulary
 
-
-class TrainingError(OnlstmError):
-    """A problem with the training input or options; the message is one line for the user."""
+OPTIMIZERS = ("sgd", "adam")
 
 
 @dataclass
 class TrainConfig:
     epochs: int = 100
     time_budget: float | None = 3600.0  # seconds; None = no limit
-    batch_size: int = 20
+    batch_size: int = 20                # per process; the global batch is world_size × batch_size
     bptt: int = 70
     optimizer: str = "sgd"              # the paper's recipe (SGD, lr 30); "adam" wants lr ~0.002
     lr: float = 30.0
@@ -48,69 +51,89 @@ class TrainConfig:
     threads: int | None = None
     eval_batch_size: int = 10
     checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
+    loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
 
 
-def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
-                keep_punct: bool = False) -> list[list[str]]:
-    """Normalized sentences of a one-sentence-a-line UTF-8 file (blank lines skipped).
-
-    Punctuation is dropped unless asked for: evaluation removes it, and the PTB text has none either.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise TrainingError(f"corpus not found: {path}")
-    sentences = []
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            for line in f:
-                tokens = [tokenizer.normalize(t) for t in tokenizer.split(line, pretokenized)]
-                if not keep_punct:
-                    tokens = [t for t in tokens if not is_punctuation(t)]
-                if tokens:
-                    sentences.append(tokens)
-    except UnicodeDecodeError as e:
-        raise TrainingError(f"{path} is not UTF-8 text (byte {e.start})") from None
-    if not sentences:
-        raise TrainingError(f"{path} has no sentences")
-    return sentences
+@dataclass
+class RunState:
+    """Where a run stands; a checkpoint keeps it beside the weights and optimizer. The same on every rank."""
+    epoch: int = 1                  # the epoch being trained, 1-based
+    position: int = 0               # the row of the token columns where training goes on
+    best: float | None = None       # the best validation perplexity so far
+    history: list = field(default_factory=list)  # one entry per epoch
+    seconds: float = 0.0            # training time of the earlier runs of a resumed training
 
 
-@contextlib.contextmanager
-def stop_on_sigterm():
-    """SIGTERM (`kill`, `timeout`, a batch scheduler) stops training the way Ctrl-C does: with a checkpoint."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+@dataclass
+class Plan:
+    """What rank 0 reads from the corpus or the checkpoint and every rank needs to start (sent pickled)."""
+    config: dict                    # ModelConfig
+    vocab: Vocabulary
+    tokenizer: Tokenizer
+    lang: str
+    parse_layer: int | None
+    pretokenized: bool
+    keep_punct: bool
+    state: RunState
+    optimizer: dict | None = None   # the optimizer state of a resumed run
 
 
-def build_vocab(sentences: Iterable[list[str]], max_size: int | None, min_freq: int) -> Vocabulary:
-    return Vocabulary.build(Counter(t for s in sentences for t in s), max_size, min_freq)
+@dataclass
+class TrainResult:
+    out: str
+    checkpoint: str
+    epochs_done: float
+    best_valid_ppl: float | None
+    interrupted: bool = False
+    stopped_by_time: bool = False
+    seconds: float = 0.0
+    history: list = field(default_factory=list)
 
 
-def token_stream(sentences: list[list[str]], vocab: Vocabulary) -> torch.Tensor:
-    """All sentences as one id stream with <eos> after each (the Mikolov/AWD-LSTM convention)."""
-    ids = []
-    for s in sentences:
-        ids.extend(vocab.encode(s))
-        ids.append(vocab.eos_id)
-    return torch.tensor(ids, dtype=torch.long)
+class RankZeroFailed(TrainingError):
+    """Raised on the other ranks where rank 0 could not set the run up (rank 0 reports why), so that they exit
+    instead of waiting for it."""
 
 
-def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
-    """(N,) → (N // batch_size, batch_size): each column is a contiguous piece of the stream."""
-    n = stream.numel() // batch_size
-    if n < 2:
-        raise TrainingError(f"too little text for batch size {batch_size} ({stream.numel()} tokens)")
-    return stream[: n * batch_size].view(batch_size, n).t().contiguous()
+class Decision(NamedTuple):
+    """The end of a step, the same on every rank."""
+    loss: float                     # the step's loss, averaged over the ranks
+    interrupted: bool
+    time_up: bool
+    checkpoint_due: bool
+
+
+def checkpoint_path(out: str | Path) -> Path:
+    return Path(str(out) + ".ckpt")
+
+
+def token_file_path(out: str | Path) -> Path:
+    """The training corpus as ids (corpus.py), kept beside the model for a resumed run; safe to delete."""
+    return Path(str(out) + ".tokens")
+
+
+class StopSignals:
+    """Ctrl-C (SIGINT) and SIGTERM (`kill`, `timeout`, a job scheduler, torchrun passing a Ctrl-C on) ask
+    training to stop after its current step: the ranks agree on it (see Trainer.agree) and write a
+    checkpoint, where an exception at a random point could leave the others waiting in a collective.
+    Handlers can only be set in the main thread; elsewhere nothing is caught."""
+
+    def __init__(self):
+        self.caught = False
+        self.previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self.catch)
+        return self
+
+    def catch(self, signum, frame):
+        self.caught = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def detach(state):
@@ -182,179 +205,299 @@ class LineReporter:
         print(text, file=self.stream, flush=True)
 
 
-@dataclass
-class TrainResult:
-    out: str
-    checkpoint: str
-    epochs_done: float
-    best_valid_ppl: float | None
-    interrupted: bool = False
-    stopped_by_time: bool = False
-    seconds: float = 0.0
-    history: list = field(default_factory=list)
+class NullReporter:
+    """What the ranks other than 0 report to: rank 0 speaks for the run."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def start_epoch(self, epoch, n_tokens):
+        pass
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        pass
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        pass
+
+    def message(self, text):
+        pass
 
 
-def checkpoint_path(out: str | Path) -> Path:
-    return Path(str(out) + ".ckpt")
+def check_global_batch(ckpt: dict, path: str | Path, global_batch: int) -> None:
+    """A checkpoint's position is a row of the token columns, and the columns depend on the global batch
+    alone (2 processes × batch 20 cut the stream as 1 × 40 does), so only another global batch is refused."""
+    written = ckpt.get("meta", {}).get("train", {})
+    world, batch = written.get("world_size", 1), written.get("batch_size")
+    before = written.get("global_batch_size", world * batch if batch else None)
+    if before is not None and before != global_batch:
+        same = f"--nproc-per-node {world} --batch-size {batch}" if world > 1 else f"one process, --batch-size {batch}"
+        raise TrainingError(f"{path} was written by a run of {world} process{'es' if world > 1 else ''} × batch "
+                            f"{batch} (global batch {before}); resume it with the same global batch, processes × "
+                            f"--batch-size = {before} (e.g. {same}), or start a new run")
+
+
+def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
+              parse_layer, global_batch, reporter) -> tuple[Plan, ONLSTMLanguageModel | None]:
+    """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
+    model = None
+    if resume is None:
+        vocab = Vocabulary.build(count_words(corpus, tokenizer, pretokenized, keep_punct), max_vocab, min_freq)
+        config = ModelConfig(vocab_size=len(vocab), **(model_config or {}))
+        plan = Plan(config.to_dict(), vocab, tokenizer, lang, parse_layer, pretokenized, keep_punct, RunState())
+    else:
+        ckpt = read_archive(resume, expected_format=CHECKPOINT_FORMAT)
+        check_global_batch(ckpt, resume, global_batch)
+        loaded = model_from_archive(ckpt, str(resume))
+        model = loaded.model
+        state = RunState(ckpt["epoch"], ckpt["position"], ckpt["best_valid_ppl"], list(ckpt["history"]),
+                         ckpt["seconds"])
+        plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
+                    ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
+        reporter.message(f"resuming from {resume} (epoch {state.epoch}, "
+                         f"best valid ppl {state.best or float('nan'):.2f})")
+    n_layers = plan.config["n_layers"]
+    if plan.parse_layer is None:
+        plan.parse_layer = n_layers // 2 + 1  # the paper parses with the middle layer
+    if not 1 <= plan.parse_layer <= n_layers:
+        raise TrainingError(f"--parse-layer must be between 1 and {n_layers}")
+    return plan, model
+
+
+def training_columns(corpus: str | Path, out: Path, plan: Plan, batch_size: int, group: Group) -> TokenColumns:
+    """This rank's columns of the corpus's token file. One process per machine writes the file (the others
+    may not see rank 0's disk) while the others on its machine wait, then read it."""
+    reading = (plan.vocab, plan.tokenizer, plan.pretokenized, plan.keep_punct)
+    if group.is_machine_leader:
+        corpus_token_file(corpus, token_file_path(out), *reading, write=True)
+    group.barrier()
+    ids = corpus_token_file(corpus, token_file_path(out), *reading, write=False)
+    return rank_columns(ids, batch_size, group.rank, group.world_size)
+
+
+def make_optimizer(params, tc: TrainConfig) -> torch.optim.Optimizer:
+    if tc.optimizer == "adam":
+        return torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
+    return torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
+
+
+class Trainer:
+    """One training run: the model (wrapped in DDP when there are several processes), its optimizer, this
+    rank's token columns, and the run's state. `run()` trains until the epochs, the time budget or an
+    interrupt end it."""
+
+    def __init__(self, model: ONLSTMLanguageModel, plan: Plan, data: TokenColumns, valid_data: torch.Tensor | None,
+                 tc: TrainConfig, group: Group, device: torch.device, reporter: Reporter, out: Path,
+                 data_meta: dict):
+        self.raw_model = model.to(device)
+        self.model = model
+        if group.world_size > 1:
+            # Rank 0's weights are copied to the others here. Every parameter gets a gradient at every step
+            # (DropConnect multiplies the parameter inside forward), so no unused-parameter search is needed.
+            # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
+            self.model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        self.params = list(model.parameters())
+        self.optimizer = make_optimizer(self.params, tc)
+        if plan.optimizer is not None:
+            self.optimizer.load_state_dict(plan.optimizer)
+            plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
+        self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
+        self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
+        self.out, self.data_meta = out, data_meta
+        self.global_batch = group.world_size * tc.batch_size
+        self.train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
+        self.t0 = self.last_checkpoint = time.time()
+        self.deadline = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
+
+    def run(self) -> TrainResult:
+        s = self.state
+        interrupted = stopped_by_time = False
+        if self.group.world_size > 1:
+            self.reporter.message(f"training on {self.group.world_size} processes ({self.group.backend}) × batch "
+                                  f"{self.tc.batch_size} = global batch {self.global_batch}")
+        with StopSignals() as signals, self.open_loss_log() as loss_log:
+            try:
+                while s.epoch <= self.tc.epochs and not (interrupted or stopped_by_time):
+                    stop, loss_sum, tokens = self.train_epoch(signals, loss_log)
+                    interrupted, stopped_by_time = stop == "interrupt", stop == "time"
+                    if not interrupted:
+                        self.end_epoch(loss_sum, tokens, finished=not stopped_by_time)
+            except KeyboardInterrupt:  # from the reporter (a test's), or from code run without StopSignals
+                interrupted = True
+            if interrupted and self.group.is_main:
+                self.save_checkpoint()
+                if not self.out.exists():  # never leave the user with nothing: keep what we have
+                    self.save_model(self.epochs_at(s.epoch, s.position), None)
+        self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
+        if interrupted:  # the part of an epoch it trained counts, as in its checkpoint
+            epochs_done = self.epochs_at(s.epoch, s.position)
+        else:
+            epochs_done = s.history[-1]["epoch"] if s.history else 0.0
+        return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, interrupted,
+                           stopped_by_time, self.seconds(), s.history)
+
+    def train_epoch(self, signals: StopSignals, loss_log) -> tuple[str, float, int]:
+        """Trains from the current position to the end of the epoch. Returns why it stopped ("end", "time"
+        or "interrupt"), and the loss sum and number of tokens of its steps, all ranks together."""
+        s, rows = self.state, self.data.rows
+        self.model.train()
+        self.reporter.start_epoch(s.epoch, rows * self.global_batch)
+        hidden = self.raw_model.init_state(self.tc.batch_size)
+        loss_sum, tokens, started = 0.0, 0, time.time()
+        while s.position < rows - 1:
+            length = self.window_length(rows - 1 - s.position)
+            window = self.data.window(s.position, length + 1).to(self.device)
+            hidden, loss = self.step(window[:-1], window[1:], hidden)
+            s.position += length
+            decision = self.agree(loss, signals)
+            loss_sum += decision.loss * length * self.global_batch
+            tokens += length * self.global_batch
+            if loss_log is not None:
+                loss_log.write(f"{s.epoch}\t{s.position}\t{decision.loss:.8g}\n")
+            rate = tokens / max(time.time() - started, 1e-9)
+            eta = (rows - 1 - s.position) * self.global_batch / max(rate, 1e-9)
+            self.reporter.progress(s.epoch, s.position * self.global_batch, loss_sum / tokens, rate, eta)
+            if decision.interrupted:
+                return "interrupt", loss_sum, tokens
+            if decision.time_up:
+                return "time", loss_sum, tokens
+            if decision.checkpoint_due and self.group.is_main:
+                self.save_checkpoint()
+        return "end", loss_sum, tokens
+
+    def window_length(self, rows_left: int) -> int:
+        # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
+        # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
+        bptt = self.tc.bptt if random.random() < 0.95 else self.tc.bptt / 2
+        return min(max(5, int(random.gauss(bptt, 5))), rows_left)
+
+    def step(self, x: torch.Tensor, y: torch.Tensor, hidden: list) -> tuple[list, float]:
+        output = self.model(x, detach(hidden), targets=y)
+        self.optimizer.zero_grad(set_to_none=True)
+        output.loss.backward()  # with DDP, the gradients arrive averaged over the ranks
+        if self.tc.clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip)  # of the averaged gradients: alike everywhere
+        self.optimizer.step()
+        return output.state, output.loss.item()
+
+    def agree(self, loss: float, signals: StopSignals) -> Decision:
+        """The step's loss averaged over the ranks, and what every rank does next. A signal on any rank
+        stops all of them; time is read on rank 0 alone, so that no rank stops while the others go on
+        (and wait for it forever)."""
+        now, main = time.time(), self.group.is_main
+        time_up = main and self.deadline is not None and now >= self.deadline
+        due = main and now - self.last_checkpoint >= self.tc.checkpoint_every
+        total, signalled, time_up, due = self.group.sum(
+            [loss, float(signals.caught), float(time_up), float(due)], self.device)
+        return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
+
+    def end_epoch(self, loss_sum: float, tokens: int, finished: bool) -> None:
+        """Validation, the model file and the checkpoint at the end of an epoch (or where time ran out)."""
+        s = self.state
+        epochs_done = self.epochs_at(s.epoch, s.position)
+        train_ppl = math.exp(min(loss_sum / max(tokens, 1), 50.0))
+        valid_ppl, saved = self.validate_and_save(epochs_done) if self.group.is_main else (None, False)
+        valid_ppl, saved, seconds = self.group.broadcast((valid_ppl, saved, self.seconds()))
+        if saved and valid_ppl is not None:
+            s.best = valid_ppl
+        s.history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
+                          "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
+                          "seconds": round(seconds, 1)})
+        self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
+        if finished:
+            s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
+        if self.group.is_main:
+            self.save_checkpoint()
+
+    def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
+        if self.valid_data is None:  # without validation text the latest model is the best we know
+            self.save_model(epochs_done, None)
+            return None, True
+        ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
+        saved = self.state.best is None or ppl < self.state.best
+        if saved:
+            self.save_model(epochs_done, ppl)
+        return ppl, saved
+
+    def epochs_at(self, epoch: int, position: int) -> float:
+        """Epochs trained by row `position` of (1-based) epoch `epoch`."""
+        return epoch - 1 + position / max(self.data.rows - 1, 1)
+
+    def seconds(self) -> float:
+        return self.state.seconds + time.time() - self.t0
+
+    def meta(self, epochs_done: float, valid_ppl: float | None) -> dict:
+        return {"data": self.data_meta, "train": self.train_meta, "epochs": round(epochs_done, 3),
+                "valid_ppl": valid_ppl, "seconds": round(self.seconds(), 1), "onlstm_version": __version__,
+                "history": self.state.history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+    def save_model(self, epochs_done: float, valid_ppl: float | None) -> None:
+        p = self.plan
+        save_model(self.out, self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                   self.meta(epochs_done, valid_ppl))
+
+    def save_checkpoint(self) -> None:
+        s, p = self.state, self.plan
+        archive = model_archive(self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                                self.meta(s.epoch - 1, s.best), torch.float32)
+        archive.update(format=CHECKPOINT_FORMAT, optimizer=self.optimizer.state_dict(), epoch=s.epoch,
+                       position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
+                       seconds=self.seconds())
+        atomic_save(archive, checkpoint_path(self.out))
+        self.last_checkpoint = time.time()
+
+    def open_loss_log(self):
+        if self.tc.loss_log and self.group.is_main:
+            return open(self.tc.loss_log, "a", encoding="utf-8", buffering=1)  # by lines: readable while it runs
+        return contextlib.nullcontext()
 
 
 def train_model(corpus: str | Path, out: str | Path, model_config: dict | None = None,
                 train_config: TrainConfig | None = None, valid: str | Path | None = None,
                 tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
-                keep_punct: bool = False, max_vocab: int | None = 10000, min_freq: int = 1,
+                keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
                 parse_layer: int | None = None, resume: str | Path | None = None,
                 reporter: Reporter | None = None) -> TrainResult:
-    """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity."""
+    """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity.
+
+    Under torchrun with several processes this trains one model on all of them (see distributed.py).
+    """
     tc = train_config or TrainConfig()
-    pos = 0
-    reporter = reporter or LineReporter()
-    tokenizer = tokenizer or Tokenizer()
-    torch.manual_seed(tc.seed)
-    random.seed(tc.seed)
+    if tc.optimizer not in OPTIMIZERS:
+        raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
     if tc.threads:
         torch.set_num_threads(tc.threads)
-    device = resolve_device(tc.device)
-
-    ckpt = None
-    if resume is not None:
-        ckpt = read_archive(resume, expected_format=CHECKPOINT_FORMAT)
-        tokenizer = Tokenizer(**ckpt["tokenizer"])
-        lang = ckpt.get("lang", lang)
-        parse_layer = ckpt["parse_layer"]
-        pretokenized, keep_punct = ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"]
-        reporter.message(f"resuming from {resume} (epoch {ckpt['epoch']}, "
-                         f"best valid ppl {ckpt['best_valid_ppl'] or float('nan'):.2f})")
-
-    sentences = read_corpus(corpus, tokenizer, pretokenized, keep_punct)
-    if ckpt is not None:
-        loaded = model_from_archive(ckpt, str(resume))
-        model, vocab = loaded.model, loaded.vocab
-    else:
-        vocab = build_vocab(sentences, max_vocab, min_freq)
-        config = ModelConfig(vocab_size=len(vocab), **(model_config or {}))
-        model = ONLSTMLanguageModel(config)
-    config = model.config
-    if parse_layer is None:
-        parse_layer = config.n_layers // 2 + 1  # the paper parses with the middle layer
-    if not 1 <= parse_layer <= config.n_layers:
-        raise TrainingError(f"--parse-layer must be between 1 and {config.n_layers}")
-    model.to(device)
-
-    train_data = batchify(token_stream(sentences, vocab), tc.batch_size).to(device)
-    valid_data = None
-    if valid is not None:
-        valid_data = batchify(token_stream(read_corpus(valid, tokenizer, pretokenized, keep_punct), vocab),
-                              tc.eval_batch_size).to(device)
-
-    params = list(model.parameters())
-    if tc.optimizer == "adam":
-        optimizer = torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
-    elif tc.optimizer == "sgd":
-        optimizer = torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
-    else:
-        raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
-
-    start_epoch, start_pos, best, history, spent_before = 1, 0, None, [], 0.0
-    if ckpt is not None:
-        optimizer.load_state_dict(ckpt["optimizer"])
-        start_epoch, start_pos = ckpt["epoch"], ckpt["position"]
-        best, history, spent_before = ckpt["best_valid_ppl"], list(ckpt["history"]), ckpt["seconds"]
-
-    out, ckpt_path = Path(out), checkpoint_path(out)
-    data_meta = {"corpus": str(corpus), "valid": str(valid) if valid else None, "pretokenized": pretokenized,
-                 "keep_punct": keep_punct, "train_tokens": int(train_data.numel()),
-                 "max_vocab": max_vocab, "min_freq": min_freq}
-
-    def meta(epochs_done: float, valid_ppl: float | None) -> dict:
-        return {"data": data_meta, "train": asdict(tc), "epochs": round(epochs_done, 3),
-                "valid_ppl": valid_ppl, "seconds": round(spent_before + time.time() - t0, 1),
-                "onlstm_version": __version__, "history": history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-
-    def save_checkpoint(epoch: int, position: int) -> None:
-        archive = model_archive(model, vocab, tokenizer, lang, parse_layer, meta(epoch - 1, best), torch.float32)
-        archive.update(format=CHECKPOINT_FORMAT, optimizer=optimizer.state_dict(), epoch=epoch,
-                       position=position, best_valid_ppl=best, history=history, data=data_meta,
-                       seconds=spent_before + time.time() - t0)
-        atomic_save(archive, ckpt_path)
-
-    def validate_and_save(epochs_done: float) -> tuple[float | None, bool]:
-        nonlocal best
-        if valid_data is None:  # without validation text the latest model is the best we know
-            save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epochs_done, None))
-            return None, True
-        ppl = evaluate_perplexity(model, valid_data, tc.bptt)
-        saved = best is None or ppl < best
-        if saved:
-            best = ppl
-            save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epochs_done, ppl))
-        return ppl, saved
-
-    t0 = time.time()
-    deadline = None if tc.time_budget is None else t0 + max(0.0, tc.time_budget - spent_before)
-    n_rows = train_data.shape[0]
-
-    def epochs_at(epoch: int, pos: int) -> float:
-        """Epochs trained by position `pos` of (1-based) epoch `epoch`."""
-        return epoch - 1 + pos / max(n_rows - 1, 1)
-
-    epoch, pos, interrupted, stopped_by_time = start_epoch, start_pos, False, False
-    last_ckpt = time.time()
-    with stop_on_sigterm():
-        try:
-            while epoch <= tc.epochs and not stopped_by_time:
-                model.train()
-                reporter.start_epoch(epoch, int(train_data.numel()))
-                state = model.init_state(tc.batch_size)
-                pos, epoch_loss, epoch_tokens, t_epoch = start_pos, 0.0, 0, time.time()
-                start_pos = 0
-                while pos < n_rows - 1:
-                    # AWD-LSTM's variable window length keeps the cut points moving between epochs.
-                    bptt = tc.bptt if random.random() < 0.95 else tc.bptt / 2
-                    seq = max(5, int(random.gauss(bptt, 5)))
-                    seq = min(seq, n_rows - 1 - pos)
-                    x, y = train_data[pos:pos + seq], train_data[pos + 1:pos + 1 + seq]
-                    state = detach(state)
-                    output = model(x, state, targets=y)
-                    state, loss = output.state, output.loss
-                    optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    if tc.clip > 0:
-                        torch.nn.utils.clip_grad_norm_(params, tc.clip)
-                    optimizer.step()
-                    pos += seq
-                    epoch_loss += loss.item() * y.numel()
-                    epoch_tokens += y.numel()
-                    elapsed = time.time() - t_epoch
-                    rate = epoch_tokens / max(elapsed, 1e-9)
-                    eta = (n_rows - 1 - pos) * tc.batch_size / max(rate, 1e-9)
-                    reporter.progress(epoch, pos * tc.batch_size, epoch_loss / epoch_tokens, rate, eta)
-                    if deadline is not None and time.time() >= deadline:
-                        stopped_by_time = True
-                        break
-                    if time.time() - last_ckpt >= tc.checkpoint_every:
-                        save_checkpoint(epoch, pos)
-                        last_ckpt = time.time()
-                epochs_done = epochs_at(epoch, pos)
-                train_ppl = math.exp(min(epoch_loss / max(epoch_tokens, 1), 50.0))
-                valid_ppl, saved = validate_and_save(epochs_done)
-                history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
-                                "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
-                                "seconds": round(spent_before + time.time() - t0, 1)})
-                reporter.end_epoch(epoch, train_ppl, valid_ppl, saved)
-                if stopped_by_time:
-                    save_checkpoint(epoch, pos)
-                else:
-                    epoch, pos = epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
-                    save_checkpoint(epoch, 0)
-                last_ckpt = time.time()
-        except KeyboardInterrupt:
-            interrupted = True
-            save_checkpoint(epoch, pos)
-            if not out.exists():  # never leave the user with nothing: keep what we have
-                save_model(out, model, vocab, tokenizer, lang, parse_layer, meta(epochs_at(epoch, pos), None))
-    if interrupted:  # the part of an epoch it trained counts, as in its checkpoint
-        epochs_done = epochs_at(epoch, pos)
-    else:
-        epochs_done = history[-1]["epoch"] if history else 0.0
-    return TrainResult(str(out), str(ckpt_path), epochs_done, best, interrupted, stopped_by_time,
-                       spent_before + time.time() - t0, history)
+    out = Path(out)
+    with process_group(resolve_device(tc.device)) as (group, device):
+        reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
+        random.seed(tc.seed)
+        torch.manual_seed(tc.seed + group.rank)  # each rank its own dropout masks; DDP copies rank 0's weights
+        model, valid_data = None, None
+        if group.is_main:
+            try:
+                plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
+                                        keep_punct, max_vocab, min_freq, parse_layer,
+                                        group.world_size * tc.batch_size, reporter)
+                if valid is not None:
+                    valid_text = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct)
+                    valid_data = batchify(token_stream(valid_text, plan.vocab), tc.eval_batch_size).to(device)
+            except Exception as e:
+                group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever
+                raise
+            group.broadcast(plan)
+        else:
+            plan = group.broadcast(None)
+            if isinstance(plan, RankZeroFailed):
+                raise plan
+        data = training_columns(corpus, out, plan, tc.batch_size, group)
+        if model is None:
+            model = ONLSTMLanguageModel(ModelConfig(**plan.config))
+        data_meta = {"corpus": str(corpus), "valid": str(valid) if valid else None,
+                     "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
+                     "train_tokens": data.rows * group.world_size * tc.batch_size,
+                     "max_vocab": max_vocab, "min_freq": min_freq}
+        trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta)
+        return trainer.run()

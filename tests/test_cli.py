@@ -513,3 +513,45 @@ def test_subprocess_error_is_one_line():
     stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     assert proc.returncode != 0
     assert len(stderr) == 1 and stderr[0].startswith("error:")
+
+
+# --- pictures -------------------------------------------------------------------------------------
+
+def test_parse_svg_gives_one_picture_a_line_with_a_text_per_word(runner, model):
+    import xml.etree.ElementTree as ET
+    result = run(runner, ["parse", "--model", model, "-f", "svg"], input="\n".join(SENTENCES) + "\n")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n")[:-1]
+    assert len(lines) == len(SENTENCES)
+    for sentence, line in zip(SENTENCES, lines):
+        if not sentence.strip():
+            assert line == ""
+            continue
+        words = [e.text for e in ET.fromstring(line).iter("{http://www.w3.org/2000/svg}text")
+                 if "word" in (e.get("class") or "")]
+        assert words == sentence.split()
+
+
+def test_parse_svg_out_dir_and_html_page(runner, model, tmp_path):
+    result = run(runner, ["parse", "--model", model, "-f", "svg", "--out-dir", tmp_path / "pics"],
+                 input="\n".join(SENTENCES) + "\n")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "pics").iterdir()) == [
+        f"line-{k + 1:06d}.svg" for k, s in enumerate(SENTENCES) if s.strip()]
+    page = run(runner, ["parse", "--model", model, "-f", "html"], input="\n".join(SENTENCES) + "\n")
+    assert page.exit_code == 0 and page.stdout.startswith("<!DOCTYPE html>")
+    assert page.stdout.count("<svg") >= 4 and "http://" not in page.stdout.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")
+    assert_user_error(run(runner, ["parse", "--model", model, "--out-dir", tmp_path], input="a b\n"),
+                      "--out-dir")
+
+
+def test_evaluate_html_report(runner, model, tmp_path):
+    report = tmp_path / "report.html"
+    result = run(runner, ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "--model", model, "--all-layers",
+                          "--html", report])
+    assert result.exit_code == 0, result.output
+    page = report.read_text(encoding="utf-8")
+    assert "right-branching" in page and "onlstm (layer 2)" in page and page.count("<svg") >= 3
+    assert_user_error(run(runner, ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "--model", model,
+                                   "--html", tmp_path / "missing" / "r.html"]), "cannot write")

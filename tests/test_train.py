@@ -1,24 +1,29 @@
 """Training: outputs, checkpoints, resume, interrupts, the time budget, bad corpora."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
 
+import numpy as np
 import pytest
 import torch
+from typer.testing import CliRunner
 
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
-from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.train import (
-    TrainingError,
+from onlstm_cli.corpus import (
+    DEFAULT_MAX_VOCAB,
     batchify,
     build_vocab,
-    checkpoint_path,
+    corpus_token_file,
+    rank_columns,
     read_corpus,
     token_stream,
-    train_model,
 )
+from onlstm_cli.model import ModelConfig
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
+from onlstm_cli.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, token_file_path, train_model
 from onlstm_cli.vocab import Tokenizer
 
 
@@ -63,6 +68,54 @@ def test_token_stream_and_batchify():
         batchify(torch.arange(5), 4)
 
 
+def test_token_file_holds_the_stream_and_is_written_again_only_when_stale(corpus, tmp_path):
+    tok = Tokenizer()
+    sentences = read_corpus(corpus["train"], tok)
+    vocab = build_vocab(sentences, None, 1)
+    path = tmp_path / "c.tokens"
+    ids = corpus_token_file(corpus["train"], path, vocab, tok, pretokenized=False, keep_punct=False)
+    assert isinstance(ids, np.memmap)  # read from the file as training goes, not loaded
+    assert ids.tolist() == token_stream(sentences, vocab).tolist()
+
+    inode = path.stat().st_ino
+    corpus_token_file(corpus["train"], path, vocab, tok, pretokenized=False, keep_punct=False)
+    assert path.stat().st_ino == inode  # up to date: kept
+    small = build_vocab([["cat", "dog"]], None, 1)
+    with pytest.raises(TrainingError, match="stale"):  # a process that may not write it (not its machine's first)
+        corpus_token_file(corpus["train"], path, small, tok, pretokenized=False, keep_punct=False, write=False)
+    ids = corpus_token_file(corpus["train"], path, small, tok, pretokenized=False, keep_punct=False)
+    assert path.stat().st_ino != inode and set(np.unique(ids)) == {0, 1, 2, 3}
+
+
+def test_the_ranks_columns_are_those_of_one_process_with_the_global_batch():
+    ids = np.arange(103, dtype=np.int32)
+    one = rank_columns(ids, 8)
+    assert torch.equal(one.window(0, one.rows), batchify(torch.arange(103), 8))
+    assert torch.equal(one.window(3, 4), batchify(torch.arange(103), 8)[3:7])
+    two = [rank_columns(ids, 4, rank, world_size=2) for rank in range(2)]
+    assert [c.rows for c in two] == [one.rows] * 2
+    assert torch.equal(torch.cat([c.window(0, c.rows) for c in two], dim=1), one.window(0, one.rows))
+    with pytest.raises(TrainingError, match="2 processes"):
+        rank_columns(np.arange(15, dtype=np.int32), 4, 0, world_size=2)
+
+
+def test_the_training_text_is_never_read_whole(corpus, tmp_path, monkeypatch):
+    import onlstm_cli.corpus
+    import onlstm_cli.train
+    whole = onlstm_cli.corpus.read_corpus
+
+    def read_small_text(path, *args, **kwargs):
+        assert path != corpus["train"], "the training text was read into memory"
+        return whole(path, *args, **kwargs)
+
+    for module in (onlstm_cli.corpus, onlstm_cli.train):
+        monkeypatch.setattr(module, "read_corpus", read_small_text)
+    out = tmp_path / "m.onlstm"
+    result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(), valid=corpus["valid"],
+                         reporter=QuietReporter())
+    assert result.epochs_done == pytest.approx(1.0) and token_file_path(out).is_file()
+
+
 # --- a full run ----------------------------------------------------------------------------------------
 
 def test_train_writes_model_and_checkpoint(corpus, tmp_path):
@@ -98,6 +151,7 @@ def test_train_writes_model_and_checkpoint(corpus, tmp_path):
     assert meta["data"]["valid"] == str(corpus["valid"])
     assert meta["data"]["train_tokens"] > 0
     assert meta["train"]["epochs"] == 3
+    assert meta["train"]["world_size"] == 1 and meta["train"]["global_batch_size"] == 4
 
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 4 and ckpt["position"] == 0  # the next epoch to run, from its start
@@ -152,6 +206,15 @@ def test_resume_continues_with_optimizer_state(corpus, tmp_path):
     assert steps2 == [s + reporter.progress_calls for s in steps1]
     assert ckpt2["epoch"] == 3
     assert load_model(out).meta["epochs"] == pytest.approx(2.0)
+
+
+def test_resume_with_another_batch_size_is_refused(corpus, tmp_path):
+    """The checkpoint's position is a row of columns that another (global) batch size would cut elsewhere."""
+    out = tmp_path / "m.onlstm"
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(batch_size=4), reporter=QuietReporter())
+    with pytest.raises(TrainingError, match=r"1 process × batch 4 \(global batch 4\)"):
+        train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=2, batch_size=2),
+                    resume=checkpoint_path(out), reporter=QuietReporter())
 
 
 def test_resume_from_a_model_file_is_refused(corpus, tmp_path):
@@ -219,23 +282,31 @@ def test_an_interrupt_between_epochs_resumes_at_the_start_of_the_next_one(corpus
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert (ckpt["epoch"], ckpt["position"]) == (2, 0)  # not the end of epoch 1's data: epoch 2 would be skipped
 
-class TerminatingReporter(QuietReporter):
+class SignallingReporter(QuietReporter):
+    def __init__(self, signum):
+        super().__init__()
+        self.signum = signum
+
     def progress(self, *args):
         super().progress(*args)
         if self.progress_calls == 2:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), self.signum)
 
 
-def test_sigterm_stops_like_ctrl_c_and_restores_the_handler(corpus, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_at_the_end_of_a_step_and_restores_the_handler(corpus, tmp_path, signum):
     out = tmp_path / "m.onlstm"
-    before = signal.getsignal(signal.SIGTERM)
+    before = signal.getsignal(signum)
+    reporter = SignallingReporter(signum)
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=5),
-                         valid=corpus["valid"], reporter=TerminatingReporter())
+                         valid=corpus["valid"], reporter=reporter)
     assert result.interrupted
+    assert reporter.progress_calls == 3  # the step under way when the signal came is finished, then it stops
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 1 and ckpt["position"] > 0
+    assert min(adam_steps(ckpt["optimizer"])) == 3  # the checkpoint is the state after the last step
     assert load_model(out).config.hidden_size == 40
-    assert signal.getsignal(signal.SIGTERM) == before
+    assert signal.getsignal(signum) == before
 
 
 def test_keyboard_interrupt_keeps_an_existing_better_model(corpus, tmp_path):
@@ -307,3 +378,33 @@ def test_unknown_optimizer(corpus, tmp_path):
     with pytest.raises(TrainingError):
         train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(optimizer="rmsprop"),
                     reporter=QuietReporter())
+
+
+def test_loss_log_has_a_line_per_step(corpus, tmp_path):
+    log = tmp_path / "losses.tsv"
+    reporter = QuietReporter()
+    train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=2, loss_log=str(log)),
+                reporter=reporter)
+    steps = [line.split("\t") for line in log.read_text().splitlines()]
+    assert len(steps) == reporter.progress_calls
+    assert [int(e) for e, _, _ in steps] == sorted(int(e) for e, _, _ in steps) and steps[-1][0] == "2"
+    assert all(math.isfinite(float(loss)) and float(loss) > 0 for _, _, loss in steps)
+
+
+def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
+    """`onlstm train CORPUS` without options trains with ModelConfig's and TrainConfig's defaults."""
+    import onlstm_cli.train
+    from onlstm_cli.cli import app
+    seen = {}
+
+    def fake_train_model(corpus, out, model_config, train_config, **kwargs):
+        seen.update(model_config=model_config, train_config=train_config, **kwargs)
+        return TrainResult(str(out), str(checkpoint_path(out)), 1.0, None)
+
+    monkeypatch.setattr(onlstm_cli.train, "train_model", fake_train_model)
+    result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm")])
+    assert result.exit_code == 0, result.output
+    model_defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"}
+    assert seen["model_config"] == model_defaults
+    assert seen["train_config"] == TrainConfig()
+    assert seen["max_vocab"] == DEFAULT_MAX_VOCAB and seen["min_freq"] == 1

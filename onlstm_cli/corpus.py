@@ -1,0 +1,207 @@
+"""The training text as a stream of word ids, built and read without holding the text in memory.
+
+Two streaming passes over the corpus: the first counts words for the vocabulary, the second encodes each
+sentence (its ids, then <eos>) into a file of int32 ids that training memory-maps. Training reads the
+stream as AWD-LSTM's `batchify` lays it out — `batch_size` contiguous columns read along time — but only
+the window it is about to train on is copied out of the file, so memory does not grow with the corpus.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from array import array
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import torch
+
+from .errors import OnlstmError
+from .vocab import Tokenizer, Vocabulary, is_punctuation
+
+DEFAULT_MAX_VOCAB = 10000
+DEFAULT_MIN_FREQ = 1
+TOKEN_FILE_MAGIC = b"onlstm-tokens 1 "
+
+
+class TrainingError(OnlstmError):
+    """A problem with the training input or options; the message is one line for the user."""
+
+
+def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
+                   keep_punct: bool = False) -> Iterator[list[str]]:
+    """Normalized sentences of a one-sentence-a-line UTF-8 file, one at a time (blank lines skipped).
+
+    Punctuation is dropped unless asked for: evaluation removes it, and the PTB text has none either.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TrainingError(f"corpus not found: {path}")
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TrainingError(f"{path} is not UTF-8 text (line {number}, byte {e.start})") from None
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            tokens = [tokenizer.normalize(t) for t in tokenizer.split(line, pretokenized)]
+            if not keep_punct:
+                tokens = [t for t in tokens if not is_punctuation(t)]
+            if tokens:
+                yield tokens
+
+
+def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
+                keep_punct: bool = False) -> list[list[str]]:
+    """All sentences of a small text (validation text, a text to measure perplexity on) in memory."""
+    sentences = list(iter_sentences(path, tokenizer, pretokenized, keep_punct))
+    if not sentences:
+        raise TrainingError(f"{path} has no sentences")
+    return sentences
+
+
+def count_words(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
+                keep_punct: bool = False) -> Counter:
+    """The first pass: word counts for the vocabulary, one sentence in memory at a time."""
+    counts, sentences = Counter(), 0
+    for tokens in iter_sentences(path, tokenizer, pretokenized, keep_punct):
+        counts.update(tokens)
+        sentences += 1
+    if not sentences:
+        raise TrainingError(f"{path} has no sentences")
+    return counts
+
+
+def build_vocab(sentences: Iterable[list[str]], max_size: int | None, min_freq: int) -> Vocabulary:
+    return Vocabulary.build(Counter(t for s in sentences for t in s), max_size, min_freq)
+
+
+def encode(sentences: Iterable[list[str]], vocab: Vocabulary, chunk: int = 1 << 20) -> Iterator[np.ndarray]:
+    """Word ids with <eos> after each sentence (the Mikolov/AWD-LSTM convention), in int32 pieces of about
+    `chunk` ids."""
+    ids = array("i")
+    for sentence in sentences:
+        ids.extend(vocab.encode(sentence))
+        ids.append(vocab.eos_id)
+        if len(ids) >= chunk:
+            yield np.asarray(ids, dtype=np.int32)
+            ids = array("i")
+    if ids:
+        yield np.asarray(ids, dtype=np.int32)
+
+
+def token_stream(sentences: Iterable[list[str]], vocab: Vocabulary) -> torch.Tensor:
+    """A small text's whole id stream in memory, as `encode` makes it."""
+    pieces = list(encode(sentences, vocab))
+    return torch.from_numpy(np.concatenate(pieces) if pieces else np.zeros(0, np.int32)).long()
+
+
+def token_file_key(corpus: str | Path, vocab: Vocabulary, tokenizer: Tokenizer, pretokenized: bool,
+                   keep_punct: bool) -> dict:
+    """What a token file's ids depend on; a file written for another key is written again."""
+    stat = Path(corpus).stat()
+    return {"corpus": str(Path(corpus).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+            "tokenizer": tokenizer.to_dict(), "pretokenized": pretokenized, "keep_punct": keep_punct,
+            "vocab": hashlib.sha1("\n".join(vocab.itos).encode("utf-8")).hexdigest()}
+
+
+def write_token_file(path: str | Path, pieces: Iterable[np.ndarray], key: dict) -> None:
+    """A header line (the magic and `key` as JSON, padded to a multiple of 64 bytes so that the ids are
+    aligned), then the ids as native int32. Written beside `path` and renamed, like the model files."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = TOKEN_FILE_MAGIC + json.dumps(key, sort_keys=True).encode("utf-8")
+    header = line + b" " * (-(len(line) + 1) % 64) + b"\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(header)
+            for piece in pieces:
+                f.write(piece.tobytes())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; this one is as shareable as the model beside it
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def open_token_file(path: str | Path, key: dict) -> np.ndarray | None:
+    """The ids of a token file written for `key`, memory-mapped; None when there is none or it is stale."""
+    try:
+        with open(path, "rb") as f:
+            header = f.readline()
+            size = os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        return None
+    if not header.startswith(TOKEN_FILE_MAGIC):
+        return None
+    try:
+        if json.loads(header[len(TOKEN_FILE_MAGIC):]) != key:
+            return None
+    except ValueError:
+        return None
+    if size == len(header):  # no ids: mmap cannot map an empty range
+        return np.zeros(0, np.int32)
+    return np.memmap(path, dtype=np.int32, mode="r", offset=len(header))
+
+
+def corpus_token_file(corpus: str | Path, path: str | Path, vocab: Vocabulary, tokenizer: Tokenizer,
+                      pretokenized: bool, keep_punct: bool, write: bool = True) -> np.ndarray:
+    """The corpus's id stream from the token file at `path`, memory-mapped; with `write`, the file is
+    (re)written first by the second pass over the corpus unless it is up to date."""
+    key = token_file_key(corpus, vocab, tokenizer, pretokenized, keep_punct)
+    ids = open_token_file(path, key)
+    if ids is None and write:
+        write_token_file(path, encode(iter_sentences(corpus, tokenizer, pretokenized, keep_punct), vocab), key)
+        ids = open_token_file(path, key)
+    if ids is None:
+        raise TrainingError(f"{path} (the corpus as ids) is missing or stale on this machine; with several "
+                            "machines, --out must be on a filesystem they all see")
+    return ids
+
+
+class TokenColumns:
+    """A token stream as `batch_size` columns read along time, without copying it.
+
+    Column j is ids[j·rows : (j+1)·rows] (AWD-LSTM's batchify): the (rows, batch_size) array is a
+    transposed view of the stream, so `window` reads only the rows asked for, a short run of each column.
+    """
+
+    def __init__(self, ids: np.ndarray, batch_size: int):
+        self.rows = len(ids) // batch_size
+        if self.rows < 2:
+            raise TrainingError(f"too little text for batch size {batch_size} ({len(ids)} tokens)")
+        self.batch_size = batch_size
+        self.view = ids[:self.rows * batch_size].reshape(batch_size, self.rows).T
+
+    def window(self, start: int, length: int) -> torch.Tensor:
+        """Rows start … start + length − 1 as a (length, batch_size) int64 tensor."""
+        return torch.from_numpy(np.ascontiguousarray(self.view[start:start + length])).long()
+
+
+def rank_columns(ids: np.ndarray, batch_size: int, rank: int = 0, world_size: int = 1) -> TokenColumns:
+    """The columns process `rank` of `world_size` trains on.
+
+    The stream is cut to a multiple of world_size × batch_size and into world_size contiguous pieces; rank r
+    takes the r-th piece in batch_size columns. So the ranks' columns together are exactly the columns of
+    one process with batch world_size × batch_size, in the same order.
+    """
+    global_batch = world_size * batch_size
+    if len(ids) // global_batch < 2:
+        processes = f" × {world_size} processes" if world_size > 1 else ""
+        raise TrainingError(f"too little text for batch size {batch_size}{processes} ({len(ids)} tokens)")
+    per_rank = len(ids) // global_batch * batch_size
+    return TokenColumns(ids[rank * per_rank:(rank + 1) * per_rank], batch_size)
+
+
+def batchify(stream: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """(N,) → (N // batch_size, batch_size) in memory: each column is a contiguous piece of the stream."""
+    columns = TokenColumns(stream.numpy(), batch_size)
+    return columns.window(0, columns.rows)

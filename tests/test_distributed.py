@@ -1,0 +1,172 @@
+"""Training on several processes: `torchrun --nproc-per-node 2 -m onlstm_cli train` on CPU (gloo)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nltk
+import pytest
+import torch.distributed as dist
+from typer.testing import CliRunner
+
+from conftest import REPO, TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
+from onlstm_cli.cli import app
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
+from onlstm_cli.train import TrainingError, checkpoint_path, train_model
+
+pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
+                                reason="torch.distributed with gloo is not available")
+
+SAFETY_TIMEOUT = 300  # seconds; only so that a hung run fails the test instead of the whole CI job
+
+# Dropout and DropConnect off, so that the losses depend on the data and the gradients alone.
+NO_DROPOUT = dict(dropout=0.0, dropout_h=0.0, dropout_i=0.0, dropout_e=0.0, weight_drop=0.0)
+TINY_ARGS = ["--emb-size", "20", "--hidden-size", "40", "--chunk-size", "5", "--bptt", "10", "--seed", "1",
+             "--threads", "1", "--device", "cpu", "--time-budget", "none", "--optimizer", "sgd", "--lr", "1"]
+NO_DROPOUT_ARGS = ["--dropout", "0", "--dropout-h", "0", "--dropout-i", "0", "--dropout-e", "0", "--weight-drop", "0"]
+
+
+def torchrun_command(*args, nproc: int = 2) -> list[str]:
+    # --standalone: a rendezvous on a free local port, so that tests running side by side do not collide
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
+            "-m", "onlstm_cli", "train", *map(str, args)]
+
+
+def torchrun_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+
+
+def torchrun(*args, nproc: int = 2) -> subprocess.CompletedProcess:
+    return subprocess.run(torchrun_command(*args, nproc=nproc), cwd=REPO, env=torchrun_env(), capture_output=True,
+                          text=True, timeout=SAFETY_TIMEOUT)
+
+
+def read_loss_log(path: Path) -> list[tuple[int, int, float]]:
+    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    return [(int(epoch), int(position), float(loss)) for epoch, position, loss in rows]
+
+
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory):
+    """One 2-process run, 2 epochs, batch 2 per process, no dropout, SGD; its output directory holds only
+    what it wrote."""
+    data = tmp_path_factory.mktemp("data")
+    corpus = {"train": write_corpus(data / "train.txt", 60, seed=0), "valid": write_corpus(data / "valid.txt", 12, 1)}
+    out_dir = tmp_path_factory.mktemp("out")
+    out, loss_log = out_dir / "m.onlstm", data / "losses.tsv"
+    run = torchrun(corpus["train"], "--valid", corpus["valid"], "--out", out, "--epochs", "2", "--batch-size", "2",
+                   "--loss-log", loss_log, *TINY_ARGS, *NO_DROPOUT_ARGS)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {"run": run, "out": out, "loss_log": loss_log, **corpus}
+
+
+def test_two_processes_train_one_model_that_rank_0_writes(two_processes):
+    out, stderr = two_processes["out"], two_processes["run"].stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == ["m.onlstm", "m.onlstm.ckpt", "m.onlstm.tokens"]
+    assert stderr.count("training on 2 processes (gloo) × batch 2 = global batch 4") == 1
+    assert stderr.count("end of epoch 2") == 1 and stderr.count("done: 2.00 epochs") == 1  # rank 0 alone reports
+
+    loaded = load_model(out)
+    assert loaded.meta["train"]["world_size"] == 2 and loaded.meta["train"]["global_batch_size"] == 4
+    assert loaded.meta["train"]["batch_size"] == 2
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert (ckpt["epoch"], ckpt["position"]) == (3, 0)
+    assert all(h["valid_ppl"] > 1 for h in ckpt["history"])
+
+    parsed = CliRunner().invoke(app, ["parse", "--model", str(out), "--format", "bracket"], input="The cat sat on the mat .\n")
+    assert parsed.exit_code == 0, parsed.output
+    assert nltk.Tree.fromstring(parsed.stdout).leaves() == ["The", "cat", "sat", "on", "the", "mat", "."]
+
+
+def test_two_processes_take_the_steps_of_one_process_with_twice_the_batch(two_processes, tmp_path):
+    """2 processes × batch 2 read the columns of 1 process × batch 4, and DDP averages their gradients (before
+    clipping): without dropout the two runs' losses are the same at every step."""
+    loss_log = tmp_path / "losses.tsv"
+    config = tiny_train_config(epochs=2, batch_size=4, optimizer="sgd", lr=1.0, loss_log=str(loss_log))
+    train_model(two_processes["train"], tmp_path / "one.onlstm", {**TINY_MODEL, **NO_DROPOUT}, config,
+                valid=two_processes["valid"], reporter=QuietReporter())
+    one, two = read_loss_log(loss_log), read_loss_log(two_processes["loss_log"])
+    assert len(one) > 20
+    assert [step[:2] for step in two] == [step[:2] for step in one]  # the same windows: (epoch, position)
+    assert [step[2] for step in two] == pytest.approx([step[2] for step in one], abs=1e-4)
+
+
+def test_resume_in_one_process_with_the_same_global_batch(two_processes, tmp_path):
+    """The columns depend on the global batch alone, so 1 process × batch 4 goes on where 2 × 2 stopped."""
+    resume = tmp_path / "two.ckpt"
+    shutil.copy(checkpoint_path(two_processes["out"]), resume)
+    reporter = QuietReporter()
+    result = train_model(two_processes["train"], tmp_path / "r.onlstm", dict(TINY_MODEL),
+                         tiny_train_config(epochs=3, batch_size=4, optimizer="sgd", lr=1.0), resume=resume,
+                         reporter=reporter)
+    assert reporter.epochs_started == [3]
+    assert result.epochs_done == pytest.approx(3.0) and len(result.history) == 3
+    assert load_model(tmp_path / "r.onlstm").meta["train"]["world_size"] == 1
+
+
+def test_resume_with_another_global_batch_is_refused_in_one_line(two_processes, tmp_path):
+    resume = tmp_path / "two.ckpt"
+    shutil.copy(checkpoint_path(two_processes["out"]), resume)
+    with pytest.raises(TrainingError, match=r"2 processes × batch 2 \(global batch 4\).*--nproc-per-node 2 --batch-size 2"):
+        train_model(two_processes["train"], tmp_path / "r.onlstm", dict(TINY_MODEL), tiny_train_config(batch_size=2),
+                    resume=resume, reporter=QuietReporter())
+    result = CliRunner().invoke(app, ["train", str(two_processes["train"]), "--out", str(tmp_path / "r.onlstm"),
+                                      "--resume", str(resume), "--batch-size", "8", *TINY_ARGS])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "global batch 4" in result.stderr
+    assert not (tmp_path / "r.onlstm").exists()
+
+
+def worker_pid(agent_pid: int, rank: int) -> int | None:
+    """The pid of torchrun's worker process of `rank` (from Linux's /proc)."""
+    for task in Path(f"/proc/{agent_pid}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a process that has just ended
+                if f"RANK={rank}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                    return int(pid)
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds torchrun's workers through /proc")
+def test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint(tmp_path):
+    corpus = write_corpus(tmp_path / "train.txt", 60, seed=0)
+    out, loss_log = tmp_path / "out" / "m.onlstm", tmp_path / "losses.tsv"
+    agent = subprocess.Popen(torchrun_command(corpus, "--out", out, "--epochs", "1000", "--batch-size", "2",
+                                              "--loss-log", loss_log, *TINY_ARGS),
+                             cwd=REPO, env=torchrun_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + SAFETY_TIMEOUT
+        while not (loss_log.exists() and len(loss_log.read_text().splitlines()) >= 3):  # both ranks are training
+            assert agent.poll() is None, agent.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the run never started training"
+            time.sleep(0.1)
+        os.kill(worker_pid(agent.pid, rank=1), signal.SIGTERM)
+        _, stderr = agent.communicate(timeout=SAFETY_TIMEOUT)
+    finally:
+        if agent.poll() is None:  # hung: leave no process behind (the workers have sessions of their own)
+            for rank in (0, 1):
+                with contextlib.suppress(ProcessLookupError, TypeError):
+                    os.kill(worker_pid(agent.pid, rank), signal.SIGKILL)
+            agent.kill()
+            agent.wait()
+    assert agent.returncode != 0  # the processes exit with 130, which torchrun reports as a failure
+    assert stderr.count("interrupted: ") == 1, stderr[-3000:]
+    # Rank 0 stopped at the step where rank 1 was told to stop, and saved that point.
+    last_epoch, last_position, _ = read_loss_log(loss_log)[-1]
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert (ckpt["epoch"], ckpt["position"]) == (last_epoch, last_position) and last_position > 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["m.onlstm", "m.onlstm.ckpt", "m.onlstm.tokens"]
+
+    # The same 2 processes resume it and finish its epoch.
+    resumed = torchrun(corpus, "--out", out, "--resume", checkpoint_path(out), "--epochs", last_epoch,
+                       "--batch-size", "2", *TINY_ARGS)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming from {checkpoint_path(out)} (epoch {last_epoch}" in resumed.stderr
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert (ckpt["epoch"], ckpt["position"]) == (last_epoch + 1, 0)
