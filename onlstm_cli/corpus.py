@@ -162,8 +162,8 @@ def corpus_token_file(corpus: str | Path, path: str | Path, vocab: Vocabulary, t
         write_token_file(path, encode(iter_sentences(corpus, tokenizer, pretokenized, keep_punct), vocab), key)
         ids = open_token_file(path, key)
     if ids is None:
-        raise TrainingError(f"{path} (the corpus as ids) is missing or stale on this machine; with several "
-                            "machines, --out must be on a filesystem they all see")
+        raise TrainingError(f"{path} (the corpus as ids) is missing or was written for another copy of the corpus; "
+                            "machines that share --out's directory need the same corpus file (size, modification time)")
     return ids
 
 
@@ -172,6 +172,8 @@ class TokenColumns:
 
     Column j is ids[j·rows : (j+1)·rows] (AWD-LSTM's batchify): the (rows, batch_size) array is a
     transposed view of the stream, so `window` reads only the rows asked for, a short run of each column.
+    On a memory-mapped file the pages read stay in the OS's page cache, which it reclaims as it needs;
+    the process's own memory does not grow with the file.
     """
 
     def __init__(self, ids: np.ndarray, batch_size: int):

@@ -79,7 +79,8 @@ def test_two_processes_train_one_model_that_rank_0_writes(two_processes):
     assert (ckpt["epoch"], ckpt["position"]) == (3, 0)
     assert all(h["valid_ppl"] > 1 for h in ckpt["history"])
 
-    parsed = CliRunner().invoke(app, ["parse", "--model", str(out), "--format", "bracket"], input="The cat sat on the mat .\n")
+    parsed = CliRunner().invoke(app, ["parse", "--model", str(out), "--format", "bracket"],
+                                input="The cat sat on the mat .\n")
     assert parsed.exit_code == 0, parsed.output
     assert nltk.Tree.fromstring(parsed.stdout).leaves() == ["The", "cat", "sat", "on", "the", "mat", "."]
 
@@ -113,7 +114,8 @@ def test_resume_in_one_process_with_the_same_global_batch(two_processes, tmp_pat
 def test_resume_with_another_global_batch_is_refused_in_one_line(two_processes, tmp_path):
     resume = tmp_path / "two.ckpt"
     shutil.copy(checkpoint_path(two_processes["out"]), resume)
-    with pytest.raises(TrainingError, match=r"2 processes × batch 2 \(global batch 4\).*--nproc-per-node 2 --batch-size 2"):
+    refusal = r"2 processes × batch 2 \(global batch 4\).*--nproc-per-node 2 --batch-size 2"
+    with pytest.raises(TrainingError, match=refusal):
         train_model(two_processes["train"], tmp_path / "r.onlstm", dict(TINY_MODEL), tiny_train_config(batch_size=2),
                     resume=resume, reporter=QuietReporter())
     result = CliRunner().invoke(app, ["train", str(two_processes["train"]), "--out", str(tmp_path / "r.onlstm"),

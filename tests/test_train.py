@@ -81,7 +81,7 @@ def test_token_file_holds_the_stream_and_is_written_again_only_when_stale(corpus
     corpus_token_file(corpus["train"], path, vocab, tok, pretokenized=False, keep_punct=False)
     assert path.stat().st_ino == inode  # up to date: kept
     small = build_vocab([["cat", "dog"]], None, 1)
-    with pytest.raises(TrainingError, match="stale"):  # a process that may not write it (not its machine's first)
+    with pytest.raises(TrainingError, match="written for another"):  # a process that may not write it
         corpus_token_file(corpus["train"], path, small, tok, pretokenized=False, keep_punct=False, write=False)
     ids = corpus_token_file(corpus["train"], path, small, tok, pretokenized=False, keep_punct=False)
     assert path.stat().st_ino != inode and set(np.unique(ids)) == {0, 1, 2, 3}
@@ -383,8 +383,8 @@ def test_unknown_optimizer(corpus, tmp_path):
 def test_loss_log_has_a_line_per_step(corpus, tmp_path):
     log = tmp_path / "losses.tsv"
     reporter = QuietReporter()
-    train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=2, loss_log=str(log)),
-                reporter=reporter)
+    train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL),
+                tiny_train_config(epochs=2, loss_log=str(log)), reporter=reporter)
     steps = [line.split("\t") for line in log.read_text().splitlines()]
     assert len(steps) == reporter.progress_calls
     assert [int(e) for e, _, _ in steps] == sorted(int(e) for e, _, _ in steps) and steps[-1][0] == "2"
