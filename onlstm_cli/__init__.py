@@ -5,9 +5,9 @@ The CLI's functions are importable from here; torch is imported only when a torc
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ModelConfig": "model", "ONLSTMLanguageModel": "model", "cumax": "cell", "reference_layer": "cell",
+    "ModelConfig": "config", "ONLSTMLanguageModel": "model", "cumax": "cell", "reference_layer": "cell",
     "Tokenizer": "vocab", "Vocabulary": "vocab",
-    "TrainConfig": "train", "train_model": "train",
+    "TrainConfig": "config", "train_model": "train",
     "load_model": "modelfile", "save_model": "modelfile", "ModelFileError": "modelfile",
     "build_tree": "trees", "tree_spans": "trees",
     "read_gold": "formats", "to_bracket": "formats",

@@ -1,6 +1,7 @@
 """The `onlstm` command: wires the modules together; no method logic lives here.
 
-The `train` options take their defaults from the config dataclasses, so torch is imported with this module.
+torch is imported inside the commands, so `onlstm --help` stays fast; the `train` options take their
+defaults from the torch-free config dataclasses (config.py).
 """
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from typing import List, Optional
 
 import typer
 
-from .corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
+from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, TrainConfig
 from .errors import OnlstmError
-from .model import ModelConfig
-from .train import TrainConfig
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
@@ -97,7 +96,7 @@ class MasterInput(str, Enum):
     symmetric = "symmetric"
 
 
-# The `train` options' defaults are the config dataclasses' (one place for each); reading them imports torch.
+# The `train` options' defaults are the config dataclasses' (one place for each).
 MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
 TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 

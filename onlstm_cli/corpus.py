@@ -19,11 +19,10 @@ from typing import Iterable, Iterator
 import numpy as np
 import torch
 
+from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ  # noqa: F401  (re-exported for train.py)
 from .errors import OnlstmError
 from .vocab import Tokenizer, Vocabulary, is_punctuation
 
-DEFAULT_MAX_VOCAB = 10000
-DEFAULT_MIN_FREQ = 1
 TOKEN_FILE_MAGIC = b"onlstm-tokens 1 "
 
 

@@ -5,7 +5,7 @@ device and dtype. `forward(..., targets=)` gives the training loss without keepi
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn as nn
@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from . import fast
 from .cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
+from .config import ModelConfig
 from .errors import OnlstmError
 
 
@@ -97,34 +98,6 @@ class ONLSTMLayer(nn.Module):
             out, c_last, master_f, master_i = fast.layer(x_gates, w_hh, h0, c0, self.chunk_size,
                                                          self.master_input, self.prepared)
         return out, (out[-1], c_last), master_f, master_i
-
-
-@dataclass
-class ModelConfig:
-    """Hyperparameters of the language model (the paper's names in comments)."""
-    vocab_size: int
-    emb_size: int = 200          # emsize (paper: 400)
-    hidden_size: int = 400       # nhid (paper: 1150)
-    n_layers: int = 3            # nlayers
-    chunk_size: int = 10         # chunk_size
-    dropout: float = 0.45        # dropout: output of the last layer
-    dropout_h: float = 0.3       # dropouth: between layers
-    dropout_i: float = 0.5       # dropouti: on the embeddings
-    dropout_e: float = 0.1       # dropoute: whole word types
-    weight_drop: float = 0.45    # wdrop: DropConnect on hidden-to-hidden weights
-    master_input: str = "paper"  # "paper" (1 − cumax) or "symmetric" (the seed's variant)
-
-    def layer_sizes(self) -> list[tuple[int, int]]:
-        """(input, hidden) per layer; the last layer outputs emb_size so the embeddings can be tied."""
-        sizes = []
-        for layer in range(self.n_layers):
-            inp = self.emb_size if layer == 0 else self.hidden_size
-            out = self.emb_size if layer == self.n_layers - 1 else self.hidden_size
-            sizes.append((inp, out))
-        return sizes
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass

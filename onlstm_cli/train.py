@@ -29,29 +29,12 @@ from . import __version__
 from .corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify, corpus_token_file,
                      count_words, rank_columns, read_corpus, token_stream)
 from .distributed import Group, process_group
+from .config import TrainConfig
 from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from .modelfile import CHECKPOINT_FORMAT, atomic_save, model_archive, model_from_archive, read_archive, save_model
 from .vocab import Tokenizer, Vocabulary
 
 OPTIMIZERS = ("sgd", "adam")
-
-
-@dataclass
-class TrainConfig:
-    epochs: int = 100
-    time_budget: float | None = 3600.0  # seconds; None = no limit
-    batch_size: int = 20                # per process; the global batch is world_size × batch_size
-    bptt: int = 70
-    optimizer: str = "sgd"              # the paper's recipe (SGD, lr 30); "adam" wants lr ~0.002
-    lr: float = 30.0
-    weight_decay: float = 1.2e-6
-    clip: float = 0.25
-    seed: int = 1111
-    device: str = "auto"
-    threads: int | None = None
-    eval_batch_size: int = 10
-    checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
-    loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
 
 
 @dataclass

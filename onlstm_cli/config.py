@@ -1,0 +1,54 @@
+"""The configuration dataclasses, torch-free: the CLI reads its options' defaults from here (one place
+for each default) without importing torch, so `onlstm --help` stays fast."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> included
+DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
+
+
+@dataclass
+class ModelConfig:
+    """Hyperparameters of the language model (the paper's names in comments)."""
+    vocab_size: int
+    emb_size: int = 200          # emsize (paper: 400)
+    hidden_size: int = 400       # nhid (paper: 1150)
+    n_layers: int = 3            # nlayers
+    chunk_size: int = 10         # chunk_size
+    dropout: float = 0.45        # dropout: output of the last layer
+    dropout_h: float = 0.3       # dropouth: between layers
+    dropout_i: float = 0.5       # dropouti: on the embeddings
+    dropout_e: float = 0.1       # dropoute: whole word types
+    weight_drop: float = 0.45    # wdrop: DropConnect on hidden-to-hidden weights
+    master_input: str = "paper"  # "paper" (1 − cumax) or "symmetric" (the seed's variant)
+
+    def layer_sizes(self) -> list[tuple[int, int]]:
+        """(input, hidden) per layer; the last layer outputs emb_size so the embeddings can be tied."""
+        sizes = []
+        for layer in range(self.n_layers):
+            inp = self.emb_size if layer == 0 else self.hidden_size
+            out = self.emb_size if layer == self.n_layers - 1 else self.hidden_size
+            sizes.append((inp, out))
+        return sizes
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 100
+    time_budget: float | None = 3600.0  # seconds; None = no limit
+    batch_size: int = 20                # per process; the global batch is world_size × batch_size
+    bptt: int = 70
+    optimizer: str = "sgd"              # the paper's recipe (SGD, lr 30); "adam" wants lr ~0.002
+    lr: float = 30.0
+    weight_decay: float = 1.2e-6
+    clip: float = 0.25
+    seed: int = 1111
+    device: str = "auto"
+    threads: int | None = None
+    eval_batch_size: int = 10
+    checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
+    loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
