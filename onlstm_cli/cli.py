@@ -390,7 +390,7 @@ def evaluate(
         systems[label] = score(sentences, baseline_trees(words, name, seed))
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
     if html is not None:
-        from .draw import choose_examples, report_html
+        from .report_page import choose_examples, report_html
         examples = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)))
         write_text_file(html, report_html(report, examples))
     if as_json:

@@ -17,17 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.draw import (
-    NumberedSentence,
-    choose_examples,
-    html_page,
-    numbered,
-    report_html,
-    sentence_svg,
-    split_order,
-    tree_from_spans,
-    write_svgs,
-)
+from onlstm_cli.draw import NumberedSentence, html_page, numbered, sentence_svg, split_order, write_svgs
+from onlstm_cli.report_page import choose_examples, report_html, tree_from_spans
 from onlstm_cli.formats import read_gold
 from onlstm_cli.metrics import evaluate
 from onlstm_cli.trees import baseline_trees, build_tree, right_branching, tree_spans
