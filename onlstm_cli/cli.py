@@ -134,6 +134,7 @@ def train(
     dropout_e: float = typer.Option(MODEL_DEFAULTS["dropout_e"], "--dropout-e", help="Embedding dropout, whole words."),
     weight_drop: float = typer.Option(MODEL_DEFAULTS["weight_drop"], "--weight-drop", help="DropConnect on the recurrent weights."),
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
+    reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd (the paper's) or adam (try --lr 0.002)."),
     lr: float = typer.Option(TRAIN_DEFAULTS["lr"], "--lr", help="Learning rate."),
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay"),
@@ -187,7 +188,7 @@ def train(
     tok = default_tokenizer(lang) if tokenizer == "auto" else Tokenizer(tokenizer)
     model_config = dict(emb_size=emb_size, hidden_size=hidden_size, n_layers=layers, chunk_size=chunk_size,
                         dropout=dropout, dropout_h=dropout_h, dropout_i=dropout_i, dropout_e=dropout_e,
-                        weight_drop=weight_drop, master_input=master_input.value)
+                        weight_drop=weight_drop, master_input=master_input.value, reverse=reverse)
     train_config = TrainConfig(epochs=epochs, time_budget=budget, batch_size=batch_size, bptt=bptt,
                                optimizer=optimizer, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed,
                                device=device, threads=threads, loss_log=str(loss_log) if loss_log else None)

@@ -22,6 +22,7 @@ class ModelConfig:
     dropout_e: float = 0.1       # dropoute: whole word types
     weight_drop: float = 0.45    # wdrop: DropConnect on hidden-to-hidden weights
     master_input: str = "paper"  # "paper" (1 − cumax) or "symmetric" (the seed's variant)
+    reverse: bool = False        # reads each sentence right to left (its distances mark boundaries after words)
 
     def layer_sizes(self) -> list[tuple[int, int]]:
         """(input, hidden) per layer; the last layer outputs emb_size so the embeddings can be tied."""

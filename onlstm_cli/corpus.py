@@ -31,10 +31,11 @@ class TrainingError(OnlstmError):
 
 
 def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
-                   keep_punct: bool = False) -> Iterator[list[str]]:
-    """Normalized sentences of a one-sentence-a-line UTF-8 file, one at a time (blank lines skipped).
+                   keep_punct: bool = False, reverse: bool = False) -> Iterator[list[str]]:
+    """Normalized sentences of a one-sentence-a-line UTF-8 file, one at a time (blank lines skipped);
+    with `reverse`, each sentence's words last to first (for a right-to-left model).
 
-    Punctuation is dropped unless asked for: evaluation removes it, and the PTB text has none either.
+    Punctuation is dropped unless asked for: evaluation removes it (the PTB LM text has hardly any).
     """
     path = Path(path)
     if not path.is_file():
@@ -51,13 +52,13 @@ def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = 
             if not keep_punct:
                 tokens = [t for t in tokens if not is_punctuation(t)]
             if tokens:
-                yield tokens
+                yield tokens[::-1] if reverse else tokens
 
 
 def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
-                keep_punct: bool = False) -> list[list[str]]:
+                keep_punct: bool = False, reverse: bool = False) -> list[list[str]]:
     """All sentences of a small text (validation text, a text to measure perplexity on) in memory."""
-    sentences = list(iter_sentences(path, tokenizer, pretokenized, keep_punct))
+    sentences = list(iter_sentences(path, tokenizer, pretokenized, keep_punct, reverse))
     if not sentences:
         raise TrainingError(f"{path} has no sentences")
     return sentences
@@ -100,11 +101,12 @@ def token_stream(sentences: Iterable[list[str]], vocab: Vocabulary) -> torch.Ten
 
 
 def token_file_key(corpus: str | Path, vocab: Vocabulary, tokenizer: Tokenizer, pretokenized: bool,
-                   keep_punct: bool) -> dict:
+                   keep_punct: bool, reverse: bool = False) -> dict:
     """What a token file's ids depend on; a file written for another key is written again."""
     stat = Path(corpus).stat()
     return {"corpus": str(Path(corpus).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
             "tokenizer": tokenizer.to_dict(), "pretokenized": pretokenized, "keep_punct": keep_punct,
+            **({"reverse": True} if reverse else {}),  # absent when false: older token files stay valid
             "vocab": hashlib.sha1("\n".join(vocab.itos).encode("utf-8")).hexdigest()}
 
 
@@ -152,13 +154,13 @@ def open_token_file(path: str | Path, key: dict) -> np.ndarray | None:
 
 
 def corpus_token_file(corpus: str | Path, path: str | Path, vocab: Vocabulary, tokenizer: Tokenizer,
-                      pretokenized: bool, keep_punct: bool, write: bool = True) -> np.ndarray:
+                      pretokenized: bool, keep_punct: bool, reverse: bool = False, write: bool = True) -> np.ndarray:
     """The corpus's id stream from the token file at `path`, memory-mapped; with `write`, the file is
     (re)written first by the second pass over the corpus unless it is up to date."""
-    key = token_file_key(corpus, vocab, tokenizer, pretokenized, keep_punct)
+    key = token_file_key(corpus, vocab, tokenizer, pretokenized, keep_punct, reverse)
     ids = open_token_file(path, key)
     if ids is None and write:
-        write_token_file(path, encode(iter_sentences(corpus, tokenizer, pretokenized, keep_punct), vocab), key)
+        write_token_file(path, encode(iter_sentences(corpus, tokenizer, pretokenized, keep_punct, reverse), vocab), key)
         ids = open_token_file(path, key)
     if ids is None:
         raise TrainingError(f"{path} (the corpus as ids) is missing or was written for another copy of the corpus; "

@@ -5,11 +5,12 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
     {"format": "onlstm-model", "version": 1, "config": {...ModelConfig}, "state_dict": {name: tensor},
      "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
      "split": "paper" (the split rule trees are built with; optional, "paper" when absent),
+     "combine": "mean" (how an ensemble's distances are combined, see parser.sentence_distances; optional),
      "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...},
      "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional)}
 
 An ensemble file carries further language models of the same shape as "members" (trained the same way,
-with other seeds); parsing averages the distances of all of them. Perplexity is the first model's.
+with other seeds, or reading right to left); parsing combines the distances of all of them. Perplexity is the first model's.
 
 Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,
 position in the data and best validation perplexity added.
@@ -48,7 +49,8 @@ class LoadedModel:
     meta: dict = field(default_factory=dict)
     path: str = ""
     split: str = "paper"  # the split rule this model's trees are built with by default
-    members: list["LoadedModel"] = field(default_factory=list)  # further models whose distances are averaged
+    members: list["LoadedModel"] = field(default_factory=list)  # further models whose distances are combined
+    combine: str = "mean"  # how: "mean", "zscore" or "rank" (parser.sentence_distances)
 
     @property
     def config(self) -> ModelConfig:
@@ -106,9 +108,9 @@ def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 
 
-def with_members(archive: dict, members: list[dict]) -> dict:
+def with_members(archive: dict, members: list[dict], combine: str = "mean") -> dict:
     """An ensemble archive: `archive` plus other model archives as members (see the module docstring)."""
-    combined = dict(archive)
+    combined = dict(archive, combine=combine)
     combined["members"] = [{k: v for k, v in m.items() if k not in ("format", "version", "members")}
                            for m in members]
     return combined
@@ -156,6 +158,7 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         layer = int(archive["parse_layer"])
         meta = dict(archive.get("meta", {}))
         split = str(archive.get("split", "paper"))
+        combine = str(archive.get("combine", "mean"))
     except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
@@ -169,7 +172,10 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     model.eval()
     if split not in ("paper", "symmetric"):
         raise ModelFileError(f"{path} is damaged: unknown split rule {split!r}")
-    loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split)
+    if combine not in ("mean", "zscore", "rank"):
+        raise ModelFileError(f"{path} is damaged: unknown ensemble combination {combine!r}")
+    loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
+                         combine=combine)
     for k, member in enumerate(archive.get("members") or []):
         if not isinstance(member, dict):
             raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")

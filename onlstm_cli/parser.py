@@ -79,29 +79,88 @@ class ModelCache:
         return self._loaded[key]
 
 
+COMBINE_RULES = ("mean", "zscore", "rank")
+
+
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
-                       batch_size: int = 64, all_layers: bool = False) -> list:
+                       batch_size: int = 64, all_layers: bool = False, combine: str | None = None) -> list:
     """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
     model's parse layer), or from every layer as a list per sentence when all_layers is set.
-    For an ensemble file, the distances of all its models are averaged."""
+
+    distances[k] is the boundary before word k, whichever way the model reads (see `boundaries_before`).
+    For an ensemble file the models' distances are combined per word by `combine` (default: the file's):
+    "mean" averages them as they are; "zscore" and "rank" first put each model's distances for a
+    sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ."""
     n_layers = loaded.config.n_layers
     layer = loaded.parse_layer if layer is None else layer
+    combine = combine or loaded.combine
     if not 1 <= layer <= n_layers:
         raise ParseError(f"--layer must be between 1 and {n_layers} for this model")
+    if combine not in COMBINE_RULES:
+        raise ParseError(f"unknown ensemble combination {combine!r}; expected one of {', '.join(COMBINE_RULES)}")
     runs = [_model_distances(m, sentences, layer, batch_size, all_layers) for m in (loaded, *loaded.members)]
     if len(runs) == 1:
         return runs[0]
+    scale = {"mean": lambda v: v, "zscore": standard_scores, "rank": scaled_ranks}[combine]
 
     def mean(values):
-        return [sum(v) / len(v) for v in zip(*values)]
+        return [sum(v) / len(v) for v in zip(*(scale(list(v)) for v in values))]
 
     if all_layers:
         return [[mean(per_layer) for per_layer in zip(*per_run)] for per_run in zip(*runs)]
     return [mean(per_run) for per_run in zip(*runs)]
 
 
+def standard_scores(values: list[float]) -> list[float]:
+    """(v − mean) / standard deviation; all zeros when the values are all equal."""
+    if not values:
+        return values
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+
+
+def scaled_ranks(values: list[float]) -> list[float]:
+    """Each value's rank among the sentence's values, 0 for the smallest … 1 for the largest (ties share
+    their mean rank)."""
+    if len(values) < 2:
+        return [0.0] * len(values)
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            ranks[order[k]] = (start + end) / 2 / (len(values) - 1)
+        start = end + 1
+    return ranks
+
+
+def boundaries_before(after: list[float]) -> list[float]:
+    """A right-to-left model's distances, in reading order reversed back to the sentence's order, mark the
+    boundary *after* each word (word t is read with the words right of it as history). Shifted by one they
+    mark the boundary before each word, as a left-to-right model's do; the first word, which has no
+    boundary before it inside the sentence, gets the smallest value so that no split rule prefers it."""
+    if not after:
+        return after
+    return [min(after)] + after[:-1]
+
+
 def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
                      all_layers: bool) -> list:
+    if not loaded.config.reverse:
+        return _reading_distances(loaded, sentences, layer, batch_size, all_layers)
+    per_sentence = _reading_distances(loaded, [s[::-1] for s in sentences], layer, batch_size, all_layers)
+    if all_layers:
+        return [[boundaries_before(d[::-1]) for d in layers] for layers in per_sentence]
+    return [boundaries_before(d[::-1]) for d in per_sentence]
+
+
+def _reading_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
+                       all_layers: bool) -> list:
+    """Distances of each sentence's words in the order the model reads them."""
     import torch
 
     from . import fast

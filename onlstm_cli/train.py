@@ -142,7 +142,8 @@ def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | 
     """A trained model's perplexity on a text, read exactly as its training text and validation were."""
     data = loaded.meta.get("data", {})
     batch_size = batch_size or loaded.meta.get("train", {}).get("eval_batch_size", 10)
-    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False))
+    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False),
+                            loaded.config.reverse)
     stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
     return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
 
@@ -253,7 +254,7 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
 def training_columns(corpus: str | Path, out: Path, plan: Plan, batch_size: int, group: Group) -> TokenColumns:
     """This rank's columns of the corpus's token file. One process per machine writes the file (the others
     may not see rank 0's disk) while the others on its machine wait, then read it."""
-    reading = (plan.vocab, plan.tokenizer, plan.pretokenized, plan.keep_punct)
+    reading = (plan.vocab, plan.tokenizer, plan.pretokenized, plan.keep_punct, plan.config.get("reverse", False))
     if group.is_machine_leader:
         corpus_token_file(corpus, token_file_path(out), *reading, write=True)
     group.barrier()
@@ -465,7 +466,8 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                                         keep_punct, max_vocab, min_freq, parse_layer,
                                         group.world_size * tc.batch_size, reporter)
                 if valid is not None:
-                    valid_text = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct)
+                    valid_text = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct,
+                                             plan.config.get("reverse", False))
                     valid_data = batchify(token_stream(valid_text, plan.vocab), tc.eval_batch_size).to(device)
             except Exception as e:
                 group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever

@@ -381,3 +381,17 @@ def test_a_foreign_pickle_is_refused_in_one_line_without_a_warning(tmp_path):
     with pytest.raises(ModelFileError) as error:
         load_model(truncated)
     assert str(error.value).endswith(")") and "truncated" in str(error.value)  # a whole sentence, not cut
+
+
+def test_ensemble_keeps_its_combination_and_each_members_direction(tmp_path):
+    first, _ = member_archive(1)
+    backwards, _ = member_archive(2, reverse=True)
+    path = tmp_path / "ens.onlstm"
+    atomic_save(with_members(first, [backwards], combine="zscore"), path)
+    loaded = load_model(path)
+    assert loaded.combine == "zscore"
+    assert not loaded.config.reverse and loaded.members[0].config.reverse
+    damaged = with_members(first, [backwards], combine="median")
+    with pytest.raises(ModelFileError) as excinfo:
+        model_from_archive(damaged, "ens.onlstm")
+    assert "combination" in assert_one_line_error(excinfo)

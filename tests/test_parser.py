@@ -1,6 +1,7 @@
 """Sentences → distances → trees: batching, skipped punctuation, model resolution."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -15,7 +16,9 @@ from onlstm_cli.parser import (
     parse_lines,
     prepare,
     resolve_model,
+    scaled_ranks,
     sentence_distances,
+    standard_scores,
 )
 from onlstm_cli.trees import build_tree, tree_leaves
 
@@ -367,3 +370,54 @@ def test_resolve_unknown_name(name, tmp_path, monkeypatch):
     with pytest.raises(ParseError) as excinfo:
         resolve_model(name)
     assert name in str(excinfo.value) and "\n" not in str(excinfo.value)
+
+
+# --- right-to-left models and ensembles ---------------------------------------------------------------
+
+def reading_right_to_left(loaded):
+    """The same weights, marked as a right-to-left model."""
+    import copy
+    twin = copy.copy(loaded)
+    twin.model = copy.copy(loaded.model)  # the same weights; its own config
+    twin.model.config = dataclasses.replace(loaded.model.config, reverse=True)
+    twin.members = []
+    return twin
+
+
+def test_a_right_to_left_model_reads_the_reversed_sentence_and_gives_boundaries_before_words(tiny_loaded):
+    backwards = reading_right_to_left(tiny_loaded)
+    got = sentence_distances(backwards, SENTENCES, batch_size=4)
+    read = sentence_distances(tiny_loaded, [s[::-1] for s in SENTENCES], batch_size=4)
+    for sentence, g, r in zip(SENTENCES, got, read):
+        after = r[::-1]  # after[t]: the boundary between word t and word t + 1
+        assert len(g) == len(sentence)
+        assert g[1:] == pytest.approx(after[:-1], abs=1e-6)
+        assert g[0] == pytest.approx(min(after), abs=1e-6)  # never preferred over a boundary inside
+    per_layer = sentence_distances(backwards, SENTENCES, batch_size=4, all_layers=True)
+    for layers, g in zip(per_layer, got):
+        assert layers[tiny_loaded.parse_layer - 1] == pytest.approx(g, abs=1e-6)
+
+
+def test_standard_scores_and_scaled_ranks():
+    assert standard_scores([1.0, 2.0, 3.0]) == pytest.approx([-1.2247449, 0.0, 1.2247449])
+    assert standard_scores([5.0, 5.0]) == [0.0, 0.0]
+    assert scaled_ranks([10.0, 30.0, 20.0]) == [0.0, 1.0, 0.5]
+    assert scaled_ranks([1.0, 1.0, 2.0]) == [0.25, 0.25, 1.0]  # ties share their mean rank
+    assert scaled_ranks([7.0]) == [0.0]
+
+
+@pytest.mark.parametrize("combine", ["mean", "zscore", "rank"])
+def test_an_ensemble_combines_its_models_distances_per_sentence(tiny_loaded, combine):
+    import copy
+    backwards = reading_right_to_left(tiny_loaded)
+    ensemble = copy.copy(tiny_loaded)
+    ensemble.members = [backwards]
+    got = sentence_distances(ensemble, SENTENCES, batch_size=3, combine=combine)
+    forward = sentence_distances(tiny_loaded, SENTENCES)
+    reverse = sentence_distances(backwards, SENTENCES)
+    scale = {"mean": list, "zscore": standard_scores, "rank": scaled_ranks}[combine]
+    for g, f, r in zip(got, forward, reverse):
+        expected = [(a + b) / 2 for a, b in zip(scale(f), scale(r))]
+        assert g == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(ParseError, match="combination"):
+        sentence_distances(ensemble, SENTENCES, combine="median")

@@ -23,7 +23,8 @@ from onlstm_cli.corpus import (
 )
 from onlstm_cli.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, token_file_path, train_model
+from onlstm_cli.train import (TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, token_file_path,
+                              train_model)
 from onlstm_cli.vocab import Tokenizer
 
 
@@ -408,3 +409,20 @@ def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     assert seen["model_config"] == model_defaults
     assert seen["train_config"] == TrainConfig()
     assert seen["max_vocab"] == DEFAULT_MAX_VOCAB and seen["min_freq"] == 1
+
+
+def test_a_right_to_left_model_trains_on_each_sentence_reversed(corpus, tmp_path):
+    out = tmp_path / "r.onlstm"
+    result = train_model(corpus["train"], out, dict(TINY_MODEL, reverse=True), tiny_train_config(epochs=1),
+                         valid=corpus["valid"], reporter=QuietReporter())
+    loaded = load_model(out)
+    assert loaded.config.reverse and math.isfinite(result.best_valid_ppl)
+    sentences = read_corpus(corpus["train"], loaded.tokenizer)
+    ids = corpus_token_file(corpus["train"], token_file_path(out), loaded.vocab, loaded.tokenizer,
+                            pretokenized=False, keep_punct=False, reverse=True, write=False)
+    assert ids.tolist() == token_stream([s[::-1] for s in sentences], loaded.vocab).tolist()
+    with pytest.raises(TrainingError, match="written for another"):  # a left-to-right run would not reuse it
+        corpus_token_file(corpus["train"], token_file_path(out), loaded.vocab, loaded.tokenizer,
+                          pretokenized=False, keep_punct=False, write=False)
+    # its perplexity on a text is measured reading right to left, as it was trained
+    assert text_perplexity(loaded, corpus["valid"]) == pytest.approx(result.best_valid_ppl, rel=1e-2)
