@@ -43,7 +43,10 @@ class TrainConfig:
     time_budget: float | None = 3600.0  # seconds; None = no limit
     batch_size: int = 20                # per process; the global batch is world_size × batch_size
     bptt: int = 70
-    optimizer: str = "sgd"              # the paper's recipe (SGD, lr 30); "adam" wants lr ~0.002
+    optimizer: str = "sgd"              # SGD lr 30; "ntasgd": SGD, then averaged SGD once validation stalls (the
+                                        # paper's optimiser); "adam" wants lr ~0.002
+    nonmono: int = 5                    # NT-ASGD averages once validation is worse than the best of all but the last 5
+    max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
     lr: float = 30.0
     weight_decay: float = 1.2e-6
     clip: float = 0.25

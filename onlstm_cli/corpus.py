@@ -60,8 +60,15 @@ def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
     """All sentences of a small text (validation text, a text to measure perplexity on) in memory."""
     sentences = list(iter_sentences(path, tokenizer, pretokenized, keep_punct, reverse))
     if not sentences:
-        raise TrainingError(f"{path} has no sentences")
+        raise no_sentences(path, tokenizer, pretokenized, keep_punct)
     return sentences
+
+
+def no_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool) -> TrainingError:
+    """The error for a text with no words; it points at --keep-punct when the text has only punctuation."""
+    if not keep_punct and any(True for _ in iter_sentences(path, tokenizer, pretokenized, keep_punct=True)):
+        return TrainingError(f"{path} has only punctuation, which is dropped unless --keep-punct is given")
+    return TrainingError(f"{path} has no sentences")
 
 
 def count_words(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,
@@ -72,7 +79,7 @@ def count_words(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
         counts.update(tokens)
         sentences += 1
     if not sentences:
-        raise TrainingError(f"{path} has no sentences")
+        raise no_sentences(path, tokenizer, pretokenized, keep_punct)
     return counts
 
 

@@ -60,9 +60,10 @@ class LoadedModel:
 def atomic_save(obj, path: str | Path) -> None:
     """Write to a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
@@ -71,10 +72,29 @@ def atomic_save(obj, path: str | Path) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; a model file is for sharing
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as e:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, (OSError, RuntimeError)):  # torch.save reports a full disk as a RuntimeError
+            raise ModelFileError(f"could not write {path}: {write_failure(e)}") from None
         raise
+
+
+def write_failure(e: BaseException) -> str:
+    """Why a write failed, in a few words (torch.save's own messages name its internal file and position)."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror.lower()
+    return "the disk is full or the file system refused the write"
+
+
+def stale_temp_files(path: str | Path) -> list[Path]:
+    """Hidden temporary files that atomic_save left beside `path` when its process was killed mid-write."""
+    path = Path(path)
+    return sorted(path.parent.glob(f".{glob_escape(path.name)}.*.tmp"))
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,

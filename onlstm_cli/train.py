@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -31,10 +34,11 @@ from .corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, Training
 from .distributed import Group, process_group
 from .config import TrainConfig
 from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from .modelfile import CHECKPOINT_FORMAT, atomic_save, model_archive, model_from_archive, read_archive, save_model
+from .modelfile import (CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, model_from_archive, read_archive,
+                        save_model, stale_temp_files, write_failure)
 from .vocab import Tokenizer, Vocabulary
 
-OPTIMIZERS = ("sgd", "adam")
+OPTIMIZERS = ("sgd", "ntasgd", "adam")
 
 
 @dataclass
@@ -45,6 +49,7 @@ class RunState:
     best: float | None = None       # the best validation perplexity so far
     history: list = field(default_factory=list)  # one entry per epoch
     seconds: float = 0.0            # training time of the earlier runs of a resumed training
+    averaging: bool = False         # NT-ASGD has switched to averaged SGD
 
 
 @dataclass
@@ -71,6 +76,11 @@ class TrainResult:
     stopped_by_time: bool = False
     seconds: float = 0.0
     history: list = field(default_factory=list)
+    stop_signal: int = 0            # the signal that interrupted the run (SIGINT for Ctrl-C), 0 otherwise
+
+
+class Diverged(TrainingError):
+    """Training met a loss or gradient that is not finite in too many steps in a row."""
 
 
 class RankZeroFailed(TrainingError):
@@ -102,7 +112,7 @@ class StopSignals:
     Handlers can only be set in the main thread; elsewhere nothing is caught."""
 
     def __init__(self):
-        self.caught = False
+        self.caught = 0  # the signal number, 0 while none came
         self.previous = {}
 
     def __enter__(self):
@@ -112,7 +122,7 @@ class StopSignals:
         return self
 
     def catch(self, signum, frame):
-        self.caught = True
+        self.caught = signum
 
     def __exit__(self, *exc):
         for sig, handler in self.previous.items():
@@ -224,8 +234,45 @@ def check_global_batch(ckpt: dict, path: str | Path, global_batch: int) -> None:
                             f"--batch-size = {before} (e.g. {same}), or start a new run")
 
 
+# the CLI's name for each option a resumed run must repeat as it was (they change the model or the data stream)
+RESUMED_OPTIONS = {"emb_size": "--emb-size", "hidden_size": "--hidden-size", "n_layers": "--layers",
+                   "chunk_size": "--chunk-size", "dropout": "--dropout", "dropout_h": "--dropout-h",
+                   "dropout_i": "--dropout-i", "dropout_e": "--dropout-e", "weight_drop": "--weight-drop",
+                   "master_input": "--master-input", "reverse": "--reverse", "pretokenized": "--pretokenized",
+                   "keep_punct": "--keep-punct", "max_vocab": "--max-vocab", "min_freq": "--min-freq"}
+
+
+def check_resumed_options(ckpt: dict, path: str | Path, given: dict) -> None:
+    """Refuse, in one line naming the option, to resume with an option that differs from the checkpoint's run
+    (options not given, None, are not compared)."""
+    data = ckpt.get("data", {})
+    written = {**ckpt.get("config", {}), **{k: data.get(k) for k in ("pretokenized", "keep_punct", "max_vocab",
+                                                                         "min_freq")}}
+    for key, value in given.items():
+        before = written.get(key, False if key == "reverse" else None)
+        if value is None or before is None or value == before:
+            continue
+        option = RESUMED_OPTIONS[key]
+        shown = (lambda v: "on" if v is True else "off" if v is False else v)
+        raise TrainingError(f"{path} was trained with {option} {shown(before)}, this command has {shown(value)}: "
+                            f"resume with the run's options as they were ({option} {shown(before)})")
+
+
+def check_resumed_optimizer(ckpt: dict, path: str | Path, optimizer: str | None) -> None:
+    """Adam's state is not SGD's: refuse to resume with the other one. SGD may become NT-ASGD (its state is
+    SGD's until it averages), but a run that averages goes on averaging."""
+    before = ckpt.get("meta", {}).get("train", {}).get("optimizer")
+    if optimizer is None or before is None:
+        return
+    if ckpt.get("averaging") and optimizer != "ntasgd":
+        raise TrainingError(f"{path} is averaging its weights (NT-ASGD): resume with --optimizer ntasgd")
+    if (before == "adam") != (optimizer == "adam"):
+        raise TrainingError(f"{path} was trained with --optimizer {before}, this command has {optimizer}: resume "
+                            f"with --optimizer {before}")
+
+
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
-              parse_layer, global_batch, reporter) -> tuple[Plan, ONLSTMLanguageModel | None]:
+              parse_layer, global_batch, reporter, valid=None, optimizer=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
     """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
     model = None
     if resume is None:
@@ -235,10 +282,17 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
     else:
         ckpt = read_archive(resume, expected_format=CHECKPOINT_FORMAT)
         check_global_batch(ckpt, resume, global_batch)
+        check_resumed_options(ckpt, resume, {**(model_config or {}), "pretokenized": pretokenized,
+                                             "keep_punct": keep_punct, "max_vocab": max_vocab, "min_freq": min_freq})
+        check_resumed_optimizer(ckpt, resume, optimizer)
+        validated_on = ckpt.get("data", {}).get("valid")
+        if validated_on and valid is None:  # else --out would get an unvalidated model beside the old best's figure
+            raise TrainingError(f"{resume} was validated on {validated_on}: resume with --valid {validated_on}, "
+                                "so that --out keeps the model with the best validation perplexity")
         loaded = model_from_archive(ckpt, str(resume))
         model = loaded.model
         state = RunState(ckpt["epoch"], ckpt["position"], ckpt["best_valid_ppl"], list(ckpt["history"]),
-                         ckpt["seconds"])
+                         ckpt["seconds"], bool(ckpt.get("averaging", False)))
         plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
                     ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
         reporter.message(f"resuming from {resume} (epoch {state.epoch}, "
@@ -262,10 +316,18 @@ def training_columns(corpus: str | Path, out: Path, plan: Plan, batch_size: int,
     return rank_columns(ids, batch_size, group.rank, group.world_size)
 
 
-def make_optimizer(params, tc: TrainConfig) -> torch.optim.Optimizer:
+def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.optim.Optimizer:
     if tc.optimizer == "adam":
         return torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
+    if averaging:  # AWD-LSTM's NT-ASGD: plain steps, and the running mean of the weights from here on
+        return torch.optim.ASGD(params, lr=tc.lr, t0=0, lambd=0.0, weight_decay=tc.weight_decay)
     return torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
+
+
+def should_average(history: list, valid_ppl: float, nonmono: int) -> bool:
+    """NT-ASGD's non-monotone trigger: validation is worse than the best of all epochs but the last `nonmono`."""
+    earlier = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
+    return len(earlier) > nonmono and valid_ppl > min(earlier[:len(earlier) - nonmono])
 
 
 class Trainer:
@@ -284,16 +346,20 @@ class Trainer:
             # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
             self.model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
         self.params = list(model.parameters())
-        self.optimizer = make_optimizer(self.params, tc)
+        self.optimizer = make_optimizer(self.params, tc, plan.state.averaging)
         if plan.optimizer is not None:
             self.optimizer.load_state_dict(plan.optimizer)
             plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
+            for group_ in self.optimizer.param_groups:
+                group_["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
         self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
         self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
         self.out, self.data_meta = out, data_meta
         self.global_batch = group.world_size * tc.batch_size
         self.train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
         self.t0 = self.last_checkpoint = time.time()
+        self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
+        self.unsaved: str | None = None  # why the latest save failed, until a save succeeds
         self.deadline = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
 
     def run(self) -> TrainResult:
@@ -311,17 +377,21 @@ class Trainer:
                         self.end_epoch(loss_sum, tokens, finished=not stopped_by_time)
             except KeyboardInterrupt:  # from the reporter (a test's), or from code run without StopSignals
                 interrupted = True
+                signals.caught = signals.caught or signal.SIGINT
             if interrupted and self.group.is_main:
                 self.save_checkpoint()
                 if not self.out.exists():  # never leave the user with nothing: keep what we have
                     self.save_model(self.epochs_at(s.epoch, s.position), None)
+            stop_signal = int(signals.caught) or (signal.SIGINT if interrupted else 0)
         self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
         if interrupted:  # the part of an epoch it trained counts, as in its checkpoint
             epochs_done = self.epochs_at(s.epoch, s.position)
         else:
             epochs_done = s.history[-1]["epoch"] if s.history else 0.0
+        if self.unsaved is not None:
+            raise TrainingError(f"training stopped, but its last save failed: {self.unsaved}")
         return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, interrupted,
-                           stopped_by_time, self.seconds(), s.history)
+                           stopped_by_time, self.seconds(), s.history, stop_signal)
 
     def train_epoch(self, signals: StopSignals, loss_log) -> tuple[str, float, int]:
         """Trains from the current position to the end of the epoch. Returns why it stopped ("end", "time"
@@ -334,21 +404,31 @@ class Trainer:
         while s.position < rows - 1:
             length = self.window_length(rows - 1 - s.position)
             window = self.data.window(s.position, length + 1).to(self.device)
-            hidden, loss = self.step(window[:-1], window[1:], hidden)
+            hidden, loss, stepped = self.step(window[:-1], window[1:], hidden)
             s.position += length
             decision = self.agree(loss, signals)
-            loss_sum += decision.loss * length * self.global_batch
-            tokens += length * self.global_batch
-            if loss_log is not None:
-                loss_log.write(f"{s.epoch}\t{s.position}\t{decision.loss:.8g}\n")
-            rate = tokens / max(time.time() - started, 1e-9)
-            eta = (rows - 1 - s.position) * self.global_batch / max(rate, 1e-9)
-            self.reporter.progress(s.epoch, s.position * self.global_batch, loss_sum / tokens, rate, eta)
+            bad = not stepped or not math.isfinite(decision.loss)  # alike on every rank (see step)
+            if bad:
+                self.bad_steps += 1
+                hidden = self.raw_model.init_state(self.tc.batch_size)  # a NaN state would spoil every later step
+                if self.bad_steps >= self.tc.max_bad_steps:
+                    raise Diverged(f"training diverged in epoch {s.epoch}: {self.bad_steps} steps in a row had a loss "
+                                   f"or gradient that is not a finite number; {self.out} keeps the best model so "
+                                   f"far; start again (or --resume {checkpoint_path(self.out)}) with a lower --lr")
+            else:
+                self.bad_steps = 0
+                loss_sum += decision.loss * length * self.global_batch
+                tokens += length * self.global_batch
+                if loss_log is not None:
+                    loss_log.write(f"{s.epoch}\t{s.position}\t{decision.loss:.8g}\n")
+                rate = tokens / max(time.time() - started, 1e-9)
+                eta = (rows - 1 - s.position) * self.global_batch / max(rate, 1e-9)
+                self.reporter.progress(s.epoch, s.position * self.global_batch, loss_sum / tokens, rate, eta)
             if decision.interrupted:
                 return "interrupt", loss_sum, tokens
             if decision.time_up:
                 return "time", loss_sum, tokens
-            if decision.checkpoint_due and self.group.is_main:
+            if decision.checkpoint_due and self.group.is_main and not bad:
                 self.save_checkpoint()
         return "end", loss_sum, tokens
 
@@ -358,14 +438,20 @@ class Trainer:
         bptt = self.tc.bptt if random.random() < 0.95 else self.tc.bptt / 2
         return min(max(5, int(random.gauss(bptt, 5))), rows_left)
 
-    def step(self, x: torch.Tensor, y: torch.Tensor, hidden: list) -> tuple[list, float]:
+    def step(self, x: torch.Tensor, y: torch.Tensor, hidden: list) -> tuple[list, float, bool]:
+        """One update; returns the state, the loss, and whether the weights were updated. A gradient that
+        is not finite is not applied: the step is skipped (on every rank, since the norm is of the averaged
+        gradients)."""
         output = self.model(x, detach(hidden), targets=y)
         self.optimizer.zero_grad(set_to_none=True)
         output.loss.backward()  # with DDP, the gradients arrive averaged over the ranks
-        if self.tc.clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip)  # of the averaged gradients: alike everywhere
+        # the norm of the averaged gradients, alike everywhere; clipped only when --clip is set
+        norm = torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip if self.tc.clip > 0 else math.inf)
+        if not bool(torch.isfinite(norm)):
+            self.optimizer.zero_grad(set_to_none=True)
+            return output.state, output.loss.item(), False
         self.optimizer.step()
-        return output.state, output.loss.item()
+        return output.state, output.loss.item(), True
 
     def agree(self, loss: float, signals: StopSignals) -> Decision:
         """The step's loss averaged over the ranks, and what every rank does next. A signal on any rank
@@ -375,7 +461,7 @@ class Trainer:
         time_up = main and self.deadline is not None and now >= self.deadline
         due = main and now - self.last_checkpoint >= self.tc.checkpoint_every
         total, signalled, time_up, due = self.group.sum(
-            [loss, float(signals.caught), float(time_up), float(due)], self.device)
+            [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
         return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
 
     def end_epoch(self, loss_sum: float, tokens: int, finished: bool) -> None:
@@ -391,6 +477,11 @@ class Trainer:
                           "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
                           "seconds": round(seconds, 1)})
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
+        if (self.tc.optimizer == "ntasgd" and not s.averaging and valid_ppl is not None
+                and should_average(s.history[:-1], valid_ppl, self.tc.nonmono)):
+            s.averaging = True
+            self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
+            self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
         if finished:
             s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
         if self.group.is_main:
@@ -398,13 +489,30 @@ class Trainer:
 
     def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
         if self.valid_data is None:  # without validation text the latest model is the best we know
-            self.save_model(epochs_done, None)
-            return None, True
-        ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
-        saved = self.state.best is None or ppl < self.state.best
-        if saved:
-            self.save_model(epochs_done, ppl)
+            return None, self.save_model(epochs_done, None)
+        with self.averaged_weights():
+            ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
+            if not math.isfinite(ppl):
+                self.reporter.message("validation perplexity is not a finite number: this model is not kept")
+                return ppl, False
+            saved = (self.state.best is None or ppl < self.state.best) and self.save_model(epochs_done, ppl)
         return ppl, saved
+
+    @contextlib.contextmanager
+    def averaged_weights(self):
+        """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
+        the current ones restored after; the current weights themselves when not averaging."""
+        averages = [self.optimizer.state.get(p, {}).get("ax") for p in self.params] if self.state.averaging else []
+        swapped = [(p, p.detach().clone()) for p, ax in zip(self.params, averages) if ax is not None]
+        with torch.no_grad():
+            for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):
+                p.copy_(ax)
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for p, current in swapped:
+                    p.copy_(current)
 
     def epochs_at(self, epoch: int, position: int) -> float:
         """Epochs trained by row `position` of (1-based) epoch `epoch`."""
@@ -418,20 +526,34 @@ class Trainer:
                 "valid_ppl": valid_ppl, "seconds": round(self.seconds(), 1), "onlstm_version": __version__,
                 "history": self.state.history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
 
-    def save_model(self, epochs_done: float, valid_ppl: float | None) -> None:
+    def save_model(self, epochs_done: float, valid_ppl: float | None) -> bool:
+        """Write the model file; a failure is reported in one line and training goes on (False)."""
         p = self.plan
-        save_model(self.out, self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                   self.meta(epochs_done, valid_ppl))
+        return self.saving(lambda: save_model(self.out, self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                                              self.meta(epochs_done, valid_ppl)))
 
-    def save_checkpoint(self) -> None:
+    def save_checkpoint(self) -> bool:
         s, p = self.state, self.plan
-        archive = model_archive(self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                                self.meta(s.epoch - 1, s.best), torch.float32)
-        archive.update(format=CHECKPOINT_FORMAT, optimizer=self.optimizer.state_dict(), epoch=s.epoch,
-                       position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
-                       seconds=self.seconds())
-        atomic_save(archive, checkpoint_path(self.out))
-        self.last_checkpoint = time.time()
+        self.last_checkpoint = time.time()  # after a failure too: the next try is one interval later
+
+        def write():
+            archive = model_archive(self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                                    self.meta(s.epoch - 1, s.best), torch.float32)
+            archive.update(format=CHECKPOINT_FORMAT, optimizer=self.optimizer.state_dict(), epoch=s.epoch,
+                           position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
+                           seconds=self.seconds(), averaging=s.averaging)
+            atomic_save(archive, checkpoint_path(self.out))
+        return self.saving(write)
+
+    def saving(self, write) -> bool:
+        try:
+            write()
+        except ModelFileError as e:  # a full disk, a file system gone read-only, weights float16 cannot hold
+            self.unsaved = str(e)
+            self.reporter.message(f"warning: {e}; training goes on, and the next save tries again")
+            return False
+        self.unsaved = None
+        return True
 
     def open_loss_log(self):
         if self.tc.loss_log and self.group.is_main:
@@ -455,6 +577,8 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     if tc.threads:
         torch.set_num_threads(tc.threads)
     out = Path(out)
+    if tc.threads is not None and tc.threads < 1:
+        raise TrainingError("--threads must be at least 1")
     with process_group(resolve_device(tc.device)) as (group, device):
         reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
         random.seed(tc.seed)
@@ -462,13 +586,16 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         model, valid_data = None, None
         if group.is_main:
             try:
+                check_destination(out)
                 plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
                                         keep_punct, max_vocab, min_freq, parse_layer,
-                                        group.world_size * tc.batch_size, reporter)
+                                        group.world_size * tc.batch_size, reporter, valid, tc.optimizer)
+                model = model or ONLSTMLanguageModel(ModelConfig(**plan.config))
+                check_free_space(out, model)
+                if resume is not None:
+                    reconcile_best(plan.state, out, reporter)
                 if valid is not None:
-                    valid_text = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct,
-                                             plan.config.get("reverse", False))
-                    valid_data = batchify(token_stream(valid_text, plan.vocab), tc.eval_batch_size).to(device)
+                    valid_data = validation_data(valid, plan, tc.eval_batch_size).to(device)
             except Exception as e:
                 group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever
                 raise
@@ -486,3 +613,53 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      "max_vocab": max_vocab, "min_freq": min_freq}
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta)
         return trainer.run()
+
+
+def check_destination(out: Path) -> None:
+    """Before any training: `out` must be a file name in a directory we can write to. Hidden temporary files
+    that a save killed mid-write left beside it are removed."""
+    if out.is_dir():
+        raise TrainingError(f"--out {out} is a directory; give a file name, such as {out / 'model.onlstm'}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise TrainingError(f"cannot write --out {out}: {write_failure(e)}") from None
+    for path in (out, checkpoint_path(out), token_file_path(out)):
+        for stale in stale_temp_files(path):
+            stale.unlink(missing_ok=True)
+
+
+def check_free_space(out: Path, model: ONLSTMLanguageModel) -> None:
+    """The model file (float16) and the checkpoint (float32 weights and an optimizer state up to twice their
+    size, written beside the old one before it is replaced) must fit beside `out`."""
+    params = sum(p.numel() for p in model.parameters())
+    needed = params * (2 + 2 * 4 * 3)
+    free = shutil.disk_usage(out.parent).free
+    if free < needed:
+        raise TrainingError(f"not enough free space for --out {out}: about {needed / 1e6:.0f} MB are needed for the "
+                            f"model and its checkpoint, {free / 1e6:.0f} MB are free")
+
+
+def reconcile_best(state: RunState, out: Path, reporter: Reporter) -> None:
+    """A run killed between writing the model file and the checkpoint leaves the model newer than the
+    checkpoint: the resumed run must not replace it with a worse one."""
+    try:
+        meta = read_archive(out).get("meta", {})
+    except ModelFileError:
+        return
+    ppl = meta.get("valid_ppl")
+    if isinstance(ppl, (int, float)) and math.isfinite(ppl) and (state.best is None or ppl < state.best):
+        reporter.message(f"{out} (valid ppl {ppl:.2f}) is newer than the checkpoint: it stays unless beaten")
+        state.best = float(ppl)
+
+
+def validation_data(valid: str | Path, plan: Plan, batch_size: int) -> torch.Tensor:
+    sentences = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct, plan.config.get("reverse", False))
+    stream = token_stream(sentences, plan.vocab)
+    if len(stream) < 2 * batch_size:
+        raise TrainingError(f"{valid} is too short to validate on ({len(stream)} tokens with <eos>; at least "
+                            f"{2 * batch_size} are needed)")
+    return batchify(stream, batch_size)

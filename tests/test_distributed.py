@@ -105,10 +105,11 @@ def test_resume_in_one_process_with_the_same_global_batch(two_processes, tmp_pat
     reporter = QuietReporter()
     result = train_model(two_processes["train"], tmp_path / "r.onlstm", dict(TINY_MODEL),
                          tiny_train_config(epochs=3, batch_size=4, optimizer="sgd", lr=1.0), resume=resume,
-                         reporter=reporter)
+                         valid=two_processes["valid"], reporter=reporter)
     assert reporter.epochs_started == [3]
     assert result.epochs_done == pytest.approx(3.0) and len(result.history) == 3
-    assert load_model(tmp_path / "r.onlstm").meta["train"]["world_size"] == 1
+    ckpt = read_archive(checkpoint_path(tmp_path / "r.onlstm"), CHECKPOINT_FORMAT)
+    assert ckpt["meta"]["train"]["world_size"] == 1
 
 
 def test_resume_with_another_global_batch_is_refused_in_one_line(two_processes, tmp_path):
