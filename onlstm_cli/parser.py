@@ -5,12 +5,14 @@ the chosen layer's d_f for w1 … wn are the distances. Sentences are batched (p
 change a left-to-right model's earlier steps); on CPU with the C cell, each batch is packed longest first,
 and batches run side by side, one per torch thread (`batches_side_by_side`). Tokens the model has no
 vocabulary for and that are only punctuation are not fed to it; they are put back into the tree next to
-their neighbours, so the tree always has every token the user gave.
+their neighbours, so the tree always has every token the user gave. Control characters (NUL, ESC, …) in a
+line are read as spaces.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,14 +103,16 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     runs = [_model_distances(m, sentences, layer, batch_size, all_layers) for m in (loaded, *loaded.members)]
     if len(runs) == 1:
         return runs[0]
-    scale = {"mean": lambda v: v, "zscore": standard_scores, "rank": scaled_ranks}[combine]
-
-    def mean(values):
-        return [sum(v) / len(v) for v in zip(*(scale(list(v)) for v in values))]
-
     if all_layers:
-        return [[mean(per_layer) for per_layer in zip(*per_run)] for per_run in zip(*runs)]
-    return [mean(per_run) for per_run in zip(*runs)]
+        return [[combine_distances(per_layer, combine) for per_layer in zip(*per_run)] for per_run in zip(*runs)]
+    return [combine_distances(per_run, combine) for per_run in zip(*runs)]
+
+
+def combine_distances(per_model: Sequence[Sequence[float]], combine: str = "mean") -> list[float]:
+    """One sentence's distances from several models, combined word by word (see sentence_distances)."""
+    scale = {"mean": list, "zscore": standard_scores, "rank": scaled_ranks}[combine]
+    scaled = [scale(list(d)) for d in per_model]
+    return [sum(v) / len(v) for v in zip(*scaled)]
 
 
 def standard_scores(values: list[float]) -> list[float]:
@@ -279,9 +283,19 @@ class ParsedSentence:
     model: str = ""
 
 
+# Control characters (Unicode Cc: NUL, ESC, DEL, the C0 and C1 ranges) are not text: they separate tokens
+# like spaces, so none of them reaches a tree or the terminal that shows it.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str, replacement: str = " ") -> str:
+    """The text with each control character replaced (by a space: the tokens on either side are apart)."""
+    return _CONTROL.sub(replacement, text)
+
+
 def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], list[str], list[bool]]:
     """User tokens, the normalized tokens fed to the model, and which user tokens were fed."""
-    tokens = loaded.tokenizer.split(line, pretokenized)
+    tokens = loaded.tokenizer.split(without_controls(line), pretokenized)
     normalized = [loaded.tokenizer.normalize(t) for t in tokens]
     fed = [w in loaded.vocab or not is_punctuation(w) for w in normalized]
     return tokens, [w for w, f in zip(normalized, fed) if f], fed
