@@ -7,7 +7,8 @@
     for tree in parser.parse_sents(lines): ... # streams, batch_size sentences a forward pass
     parser.distances("The cat sat.")           # each token's syntactic distance (None: not fed to the model)
 
-The CLI runs the same object (`parse_lines`).
+The CLI runs the same object (`parse_batches`: it parses what stdin has ready at once, so a pipe is
+answered line by line).
 """
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ from .formats import to_nltk
 from .parser import ModelCache, ParsedSentence, parse_lines, resolve_model
 
 Sentence = str | Sequence[str]  # a line of text, or its tokens
+BLOCK = 2048  # lines parsed as one piece when input is plentiful (a file, a full pipe)
+
+
+def blocks(lines: Iterable[str], block: int = BLOCK) -> Iterator[list[str]]:
+    """The lines in lists of `block` (the last one shorter)."""
+    lines = iter(lines)
+    while chunk := list(islice(lines, block)):
+        yield chunk
 
 
 class Parser(ParserI):
@@ -53,12 +62,21 @@ class Parser(ParserI):
             parser._cache.get(resolve_model(parser.model))
         return parser
 
-    def parse_lines(self, lines: Iterable[str], block: int = 2048) -> Iterator[ParsedSentence]:
+    def parse_lines(self, lines: Iterable[str], block: int = BLOCK) -> Iterator[ParsedSentence]:
         """Parse lines of text in blocks of `block` lines, yielding a ParsedSentence per line, in order."""
-        lines = iter(lines)
-        while chunk := list(islice(lines, block)):
-            yield from parse_lines(chunk, model=self.model, cache=self._cache, pretokenized=self.pretokenized,
-                                   layer=self.layer, split=self.split, batch_size=self.batch_size)
+        for parsed in self.parse_batches(blocks(lines, block)):
+            yield from parsed
+
+    def parse_batches(self, batches: Iterable[Sequence[str]]) -> Iterator[list[ParsedSentence]]:
+        """Parse each batch of lines as soon as it comes, yielding its ParsedSentences (one a line) as a list.
+
+        A batch is parsed as one piece (its sentences go batch_size at a time through the model), so a
+        caller that writes and flushes after each list answers every batch before it reads the next:
+        `onlstm parse` makes a batch of what stdin has ready, up to BLOCK lines.
+        """
+        for batch in batches:
+            yield parse_lines(list(batch), model=self.model, cache=self._cache, pretokenized=self.pretokenized,
+                              layer=self.layer, split=self.split, batch_size=self.batch_size)
 
     def _lines(self, sentences: Iterable[Sentence]) -> Iterator[str]:
         for sentence in sentences:

@@ -8,18 +8,88 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import sys
 from dataclasses import MISSING, fields
 from enum import Enum
-from pathlib import Path
-from typing import List, Optional
+from pathlib import Path, PurePath
+from typing import List, Optional, get_args
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, TrainConfig
 from .errors import OnlstmError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+def element_type(param) -> Optional[str]:
+    """`<path>` for a list of paths (newer typer writes `<list[Path]>`), None for other types."""
+    descriptor = param.type_descriptor
+    if not descriptor.is_list or descriptor.is_choice:
+        return None
+    element = (get_args(descriptor.annotation) or (str,))[0]
+    if isinstance(element, type) and issubclass(element, PurePath):
+        return "<path>"
+    return f"<{param._bare_type(element)}>"
+
+
+class PlainOption(TyperOption):
+    """An option whose help shows no value placeholder when it takes no value (a flag; newer typer writes
+    `<bool>` beside every flag), and the type of one value for an option that may be repeated."""
+
+    def display_type_rich(self, ctx):
+        if self.is_flag or self.count:
+            return None
+        return super().display_type_rich(ctx)
+
+    def display_type(self, ctx) -> str:
+        return element_type(self) or super().display_type(ctx)
+
+
+class PlainArgument(TyperArgument):
+    """An argument written as its NAME in capitals, as click does: `onlstm train [OPTIONS] CORPUS`,
+    `onlstm parse [OPTIONS] [FILES]...` (newer typer writes `{corpus}` and `<list[Path]>`)."""
+
+    @property
+    def display_name_raw(self) -> str:
+        return self.metavar if self.metavar is not None else self.name.upper()
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def display_type(self, ctx) -> str:
+        return element_type(self) or super().display_type(ctx)  # FILES... <path>
+
+
+def plain_params(params: list) -> list:
+    """The parameters, each a PlainOption or PlainArgument (the same objects: only their help changes)."""
+    for param in params:
+        if type(param) is TyperOption:
+            param.__class__ = PlainOption
+        elif type(param) is TyperArgument:
+            param.__class__ = PlainArgument
+    return params
+
+
+class PlainCommand(TyperCommand):
+    def get_params(self, ctx):
+        return plain_params(super().get_params(ctx))
+
+
+class PlainGroup(TyperGroup):
+    """The `onlstm` group: its commands' help and usage lines use PlainOption and PlainArgument."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            if type(command) is TyperCommand:
+                command.__class__ = PlainCommand
+
+    def get_params(self, ctx):
+        return plain_params(super().get_params(ctx))
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=PlainGroup,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
 
 
@@ -45,6 +115,36 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what `cat`, `grep` or `yes` end with when the reader goes away
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (`onlstm parse big.txt | head -1`): stop quietly, as filters do.
+
+    stdout now points at /dev/null, so the flush at exit finds no broken pipe to complain about (the
+    convention of Python's signal documentation)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing to silence
+        pass
+    raise typer.Exit(SIGPIPE_EXIT)
+
+
+def stdout_console(**options):
+    """A rich Console on stdout that ends like the rest of the CLI when its reader goes away (rich's own
+    ending is exit code 1)."""
+    from rich.console import Console
+
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            stdout_closed()
+
+    return StdoutConsole(**options)
+
+
 def friendly_errors(command):
     """Turn every expected failure into one line on stderr and a non-zero exit code, never a traceback."""
     @functools.wraps(command)
@@ -53,6 +153,8 @@ def friendly_errors(command):
             return command(*args, **kwargs)
         except typer.Exit:
             raise
+        except BrokenPipeError:
+            stdout_closed()
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except OnlstmError as e:
@@ -68,16 +170,16 @@ def friendly_errors(command):
     return wrapper
 
 
-def parse_duration(text: str | None) -> float | None:
+def parse_duration(text: str | None, option: str = "--time-budget") -> float | None:
     """'90', '90s', '45m', '1.5h' → seconds; None or 'none' → no limit."""
     if text is None or text.strip().lower() in ("", "none"):
         return None
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text.lower())
     if not m:
-        raise UserError(f"--time-budget {text!r}: expected a duration such as 3600, 45m or 1.5h")
+        raise UserError(f"{option} {text!r}: expected a duration such as 3600, 45m or 1.5h")
     seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
     if seconds <= 0:
-        raise UserError(f"--time-budget {text!r} must be positive ('none' for no limit)")
+        raise UserError(f"{option} {text!r} must be positive ('none' for no limit)")
     return seconds
 
 
@@ -117,7 +219,7 @@ def train(
     corpus: Path = typer.Argument(..., help="UTF-8 text, one sentence a line."),
     out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume and the corpus as ids (.tokens) are written beside it."),
     valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included; the global batch (processes × --batch-size) must be the checkpoint's."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included. Give the corpus, --valid and the run's options again (options that change the model or the data, and the global batch = processes × --batch-size, must be the checkpoint's); --epochs and --time-budget are totals over all the runs."),
     lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en."),
     tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba or whitespace; auto: ptb for en, jieba for zh, whitespace otherwise."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
@@ -135,17 +237,18 @@ def train(
     weight_drop: float = typer.Option(MODEL_DEFAULTS["weight_drop"], "--weight-drop", help="DropConnect on the recurrent weights."),
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
     reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
-    optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd (the paper's) or adam (try --lr 0.002)."),
+    optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
     lr: float = typer.Option(TRAIN_DEFAULTS["lr"], "--lr", help="Learning rate."),
-    weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay"),
+    weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
     clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
     batch_size: int = typer.Option(TRAIN_DEFAULTS["batch_size"], "--batch-size", help="Sequences per step in each process (with torchrun, the global batch is processes × this)."),
     bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation."),
-    seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed"),
+    seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed", help="Random seed of the initial weights, dropout masks and windows (the same seed and options give the same model)."),
     epochs: int = typer.Option(TRAIN_DEFAULTS["epochs"], "--epochs", help="Most epochs (the time budget usually ends training first)."),
     time_budget: Optional[str] = typer.Option(duration_text(TRAIN_DEFAULTS["time_budget"]), "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
     device: str = typer.Option(TRAIN_DEFAULTS["device"], "--device", help="auto, cpu or cuda."),
     threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores)."),
+    checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
 ):
@@ -170,8 +273,13 @@ def train(
         raise UserError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
     if min_freq < 1:
         raise UserError("--min-freq must be at least 1")
-    if optimizer not in ("adam", "sgd"):
-        raise UserError(f"--optimizer {optimizer!r}: expected adam or sgd")
+    if optimizer not in ("adam", "sgd", "ntasgd"):
+        raise UserError(f"--optimizer {optimizer!r}: expected sgd, ntasgd or adam")
+    if threads is not None and threads < 1:
+        raise UserError("--threads must be at least 1")
+    checkpoint_seconds = parse_duration(checkpoint_every, "--checkpoint-every")
+    if checkpoint_seconds is None:
+        raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
     if tokenizer not in ("auto", "ptb", "jieba", "whitespace"):
         raise UserError(f"--tokenizer {tokenizer!r}: expected auto, ptb, jieba or whitespace")
     if device not in ("auto", "cpu", "cuda"):
@@ -191,7 +299,8 @@ def train(
                         weight_drop=weight_drop, master_input=master_input.value, reverse=reverse)
     train_config = TrainConfig(epochs=epochs, time_budget=budget, batch_size=batch_size, bptt=bptt,
                                optimizer=optimizer, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed,
-                               device=device, threads=threads, loss_log=str(loss_log) if loss_log else None)
+                               device=device, threads=threads, checkpoint_every=checkpoint_seconds,
+                               loss_log=str(loss_log) if loss_log else None)
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
     try:
@@ -201,13 +310,16 @@ def train(
                                  min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
     except RankZeroFailed:
         raise typer.Exit(2)  # rank 0 has said why
-    best = f"{result.best_valid_ppl:.2f}" if result.best_valid_ppl is not None else "n/a"
+    if result.best_valid_ppl is not None:
+        best = f"best valid ppl {result.best_valid_ppl:.2f}"
+    else:
+        best = "no validation text, so the model is the latest, not chosen by validation"
     how = "interrupted" if result.interrupted else "time budget reached" if result.stopped_by_time else "done"
     if main_process:
-        typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; best valid ppl {best}; "
+        typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; {best}; "
                    f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
     if result.interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
 
 class OutputFormat(str, Enum):
@@ -224,24 +336,79 @@ class SplitRule(str, Enum):
     symmetric = "symmetric"
 
 
-def read_input_lines(files: list[Path]):
-    """Lines (without newline) from the files, or stdin; invalid UTF-8 is a one-line error."""
-    sources = files or [None]
-    for path in sources:
-        if path is not None and not path.is_file():
+# How long stdin may stay quiet before the lines read so far are parsed and answered: short enough that a
+# pipe fed a line at a time (`tail -f`, another program) gets each answer at once, long enough that lines
+# arriving together are parsed together.
+STALL_SECONDS = 0.05
+
+
+def read_input_batches(files: list[Path], block: int):
+    """Lists of lines (without newline) from the files, or stdin, up to `block` lines each.
+
+    A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
+    further complete line arrives within STALL_SECONDS, so each line can be answered before the next
+    comes. Invalid UTF-8 is a one-line error; a byte order mark at the start of a source is dropped.
+    """
+    for path in files:
+        if not path.is_file():
             raise UserError(f"input file not found: {path}")
+    for path in files or [None]:
+        where = "stdin" if path is None else str(path)
         stream = sys.stdin.buffer if path is None else open(path, "rb")
         try:
-            for number, raw in enumerate(stream, 1):
-                try:
-                    line = raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError:
-                    where = "stdin" if path is None else str(path)
-                    raise UserError(f"{where} line {number} is not valid UTF-8") from None
-                yield line.removeprefix("\ufeff") if number == 1 else line
+            number = 0
+            for raw_lines in _raw_batches(stream, block):
+                lines = []
+                for raw in raw_lines:
+                    number += 1
+                    try:
+                        line = raw.decode("utf-8").rstrip("\r\n")
+                    except UnicodeDecodeError:
+                        raise UserError(f"{where} line {number} is not valid UTF-8") from None
+                    lines.append(line.removeprefix("\ufeff") if number == 1 else line)
+                yield lines
         finally:
             if path is not None:
                 stream.close()
+
+
+def _raw_batches(stream, block: int):
+    """Lists of raw lines of a binary stream: full ones from a regular file, what is ready from a pipe."""
+    import itertools
+    import select
+    import stat
+    try:
+        fd = stream.fileno()
+        waits = os.name == "posix" and not stat.S_ISREG(os.fstat(fd).st_mode)
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's in-memory stdin)
+        waits = False
+    if not waits:
+        while batch := list(itertools.islice(stream, block)):
+            yield batch
+        return
+    pending: list[bytes] = []  # complete lines not yet given out
+    partial: list[bytes] = []  # the start of a line whose newline has not come
+    while True:
+        if pending and not select.select([fd], [], [], STALL_SECONDS)[0]:
+            yield pending  # the input stalls: answer what has come
+            pending = []
+            continue
+        data = os.read(fd, 1 << 16)  # blocks only when every complete line has been given out
+        if not data:
+            break
+        end = data.rfind(b"\n")
+        if end < 0:
+            partial.append(data)
+            continue
+        pending.extend(b"".join([*partial, data[:end]]).split(b"\n"))
+        partial = [data[end + 1:]] if end + 1 < len(data) else []
+        while len(pending) >= block:
+            yield pending[:block]
+            pending = pending[block:]
+    if partial:
+        pending.append(b"".join(partial))  # a last line without a newline
+    if pending:
+        yield pending
 
 
 ENSEMBLE_HELP = ("Average the distances of every model in an ensemble file (see scripts/ship_model.py --member); "
@@ -263,10 +430,18 @@ def parse(
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
 ):
-    """Parse sentences (one a line) into unlabeled binary trees."""
-    from .formats import distances_text, to_ascii, to_bracket, to_json, to_rich
+    """Parse sentences (one a line) into unlabeled binary trees.
+
+    Output line N answers input line N; from a pipe, each line is answered as soon as it has come. Control
+    characters in the input (NUL, ESC, DEL, …) are read as spaces.
+
+    Pictures: --format svg (one SVG a line, or with --out-dir DIR one file a sentence), --format html (one
+    page for all lines, to open in a browser); `onlstm evaluate --html report.html` draws the model's trees
+    beside the gold ones.
+    """
+    from .formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
     from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
-    from .api import Parser
+    from .api import BLOCK, Parser
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
     if batch_size < 1:
@@ -283,45 +458,57 @@ def parse(
     fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
     console = None
     if fmt == OutputFormat.tree:
-        from rich.console import Console
-        console = Console()
-    seen = 0
+        console = stdout_console()
     out = sys.stdout
+    # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
+    # has arrived, so output keeps up with input line by line (see read_input_batches)
+    batches = parser.parse_batches(read_input_batches(files or [], BLOCK))
     if fmt in (OutputFormat.svg, OutputFormat.html):
+        from itertools import chain
+
         from .draw import html_page, numbered, sentence_svg, write_svgs
-        parsed = parser.parse_lines(read_input_lines(files or []))
         if out_dir is not None:
-            written = write_svgs(numbered(parsed), out_dir)
+            written = write_svgs(numbered(chain.from_iterable(batches)), out_dir)
             typer.echo(f"wrote {len(written)} pictures to {out_dir}", err=True)
             return
         if fmt == OutputFormat.html:
-            out.write(html_page(numbered(parsed), title="onlstm parse"))
+            page = html_page(numbered(chain.from_iterable(batches)), title="onlstm parse")
+            # in pieces: a single huge write into a pipe whose reader has gone ends short without an error
+            for start in range(0, len(page), 1 << 16):
+                out.write(page[start:start + (1 << 16)])
+                out.flush()
             return
-        for sentence in parsed:
-            out.write(("" if sentence.tree is None else sentence_svg(sentence.tokens, sentence.tree,
-                                                                      sentence.distances)) + "\n")
+        for batch in batches:
+            for sentence in batch:
+                out.write(("" if sentence.tree is None else sentence_svg(sentence.tokens, sentence.tree,
+                                                                          sentence.distances)) + "\n")
+            out.flush()
         return
-    for sentence in parser.parse_lines(read_input_lines(files or [])):
-        seen += 1
-        if sentence.tree is None:
-            out.write("\n")
-            continue
-        shown = distances_text(sentence.tokens, sentence.distances) if distances else ""
-        if fmt == OutputFormat.bracket:
-            out.write(to_bracket(sentence.tree) + (f"\t{shown}" if distances else "") + "\n")
-        elif fmt == OutputFormat.json:
-            out.write(to_json(sentence.tree, sentence.distances) + "\n")
-        elif fmt == OutputFormat.nltk:
-            out.write(to_ascii(sentence.tree).rstrip("\n") + "\n")
-            if distances:
-                out.write(f"distances: {shown}\n")
-        else:
-            console.print(to_rich(sentence.tree))
-            if distances:
-                console.print(f"distances: {shown}", markup=False)
-    out.flush()
-    if seen == 0:
-        raise UserError("no input: stdin was empty")
+    number = 0  # input lines so far, for messages
+    for batch in batches:
+        for sentence in batch:
+            number += 1
+            if sentence.tree is None:
+                out.write("\n")
+                continue
+            shown = distances_text(sentence.tokens, sentence.distances) if distances else ""
+            if fmt == OutputFormat.bracket:
+                out.write(to_bracket(sentence.tree) + (f"\t{shown}" if distances else "") + "\n")
+            elif fmt == OutputFormat.json:
+                out.write(to_json(sentence.tree, sentence.distances) + "\n")
+            elif fmt == OutputFormat.nltk:
+                try:
+                    drawing = to_ascii(sentence.tree)
+                except TreeTooDeepError as e:
+                    raise UserError(f"input line {number}: {e}") from None
+                out.write(drawing.rstrip("\n") + "\n")
+                if distances:
+                    out.write(f"distances: {shown}\n")
+            else:
+                console.print(to_rich(sentence.tree))
+                if distances:
+                    console.print(f"distances: {shown}", markup=False)
+        out.flush()
 
 
 BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
@@ -408,11 +595,10 @@ def write_text_file(path: Path, text: str) -> None:
 
 
 def print_report(report: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
-    console = Console()
+    console = stdout_console()
     if not console.is_terminal:
-        console = Console(width=160)  # a table in a file or pipe should not wrap at 80 columns
+        console = stdout_console(width=160)  # a table in a file or pipe should not wrap at 80 columns
     title = f"{report['gold']}: {report['sentences']} sentences"
     if "model" in report:
         title += f" — model {report['model']}"

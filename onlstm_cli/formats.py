@@ -90,15 +90,38 @@ def to_nltk(tree: Tree) -> nltk.Tree:
                      lambda children: nltk.Tree("S", children))
 
 
+class TreeTooDeepError(OnlstmError):
+    """A tree nested deeper than nltk's drawing can go; the message says which formats can show it."""
+
+
+def tree_depth(tree: Tree) -> int:
+    """Nodes on the longest path from the root to a word (a word alone: 0)."""
+    return fold_tree(tree, lambda _word: 0, lambda children: 1 + max(children, default=0))
+
+
 def to_ascii(tree: Tree) -> str:
     """nltk's text drawing of the tree (Tree.pretty_print), as a string.
 
     Wide (CJK) characters are counted as one column by nltk, so Chinese drawings come out
-    slightly skewed.
+    slightly skewed. nltk draws recursively: a tree nested too deep for it (about a thousand
+    levels: a long sentence parsed into a chain) raises TreeTooDeepError, whose message names
+    the formats that draw any tree.
     """
     buffer = io.StringIO()
-    to_nltk(tree).pretty_print(stream=buffer)
+    try:
+        to_nltk(tree).pretty_print(stream=buffer)
+    except RecursionError:
+        raise TreeTooDeepError(_too_deep(tree)) from None
+    except ValueError as error:  # nltk's own depth limit (MAX_TREE_DEPTH), whose advice is for programmers
+        if "MAX_TREE_DEPTH" not in str(error):
+            raise
+        raise TreeTooDeepError(_too_deep(tree)) from None
     return buffer.getvalue()
+
+
+def _too_deep(tree: Tree) -> str:
+    return (f"a tree {tree_depth(tree)} levels deep is too deep for the nltk text drawing; "
+            "use --format bracket, json, svg or html")
 
 
 def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -> str:
@@ -281,6 +304,22 @@ def _gold_from_ptb(parsed: nltk.Tree, source: str) -> Optional[GoldSentence]:
     return GoldSentence(words, all_words, tags, spans, labels, source, kept_positions)
 
 
+# nltk.Tree.fromstring refuses trees nested this deep (nltk.tree.tree.MAX_TREE_DEPTH, where nltk has it), and
+# its recursive methods would not get much further.
+GOLD_MAX_DEPTH = 500
+
+
+def _nesting_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
+
+
 def _read_bracket_file(path: Path, text: str) -> list[GoldSentence]:
     import nltk
     pieces = _split_bracketed(path, text)
@@ -291,6 +330,12 @@ def _read_bracket_file(path: Path, text: str) -> list[GoldSentence]:
         try:
             parsed = nltk.Tree.fromstring(tree_text)
         except ValueError as error:
+            depth = _nesting_depth(tree_text)
+            limit = getattr(getattr(nltk.tree, "tree", None), "MAX_TREE_DEPTH", GOLD_MAX_DEPTH)
+            if "MAX_TREE_DEPTH" in str(error) or depth >= limit:
+                raise GoldFormatError(f"{path}:{line}: this tree is nested {depth} brackets deep, more than the "
+                                      f"{limit - 1} onlstm reads (treebank trees are far shallower): "
+                                      "remove or flatten it") from None
             reason = str(error).splitlines()[0]
             raise GoldFormatError(f"{path}:{line}: cannot read this tree: {reason}") from None
         sentence = _gold_from_ptb(parsed, f"{path.name}:{line}")
@@ -309,10 +354,13 @@ def _looks_like_conllu(path: Path, text: str) -> bool:
 
 
 def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str,
-                      ) -> Optional[GoldSentence]:
-    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words."""
+                      number: int = 1) -> Optional[GoldSentence]:
+    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
+
+    `number`: the sentence's place in the file (1-based), for messages."""
     count = len(rows)
     heads: list[int] = []  # 0-based head token, -1 for the root
+    root_id: Optional[int] = None
     for expected_id, (line, fields) in enumerate(rows, start=1):
         if fields[0] != str(expected_id):
             raise GoldFormatError(
@@ -321,9 +369,16 @@ def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str
             head = int(fields[6])
         except ValueError:
             raise GoldFormatError(f"{path}:{line}: bad head index {fields[6]!r}") from None
-        if not 0 <= head <= count or head == expected_id:
+        if head == expected_id:
+            raise GoldFormatError(f"{path}:{line}: bad head index {head}: token {expected_id} is its own head")
+        if not 0 <= head <= count:
             raise GoldFormatError(f"{path}:{line}: bad head index {head} in a "
                                   f"{count}-word sentence")
+        if head == 0:
+            if root_id is not None:  # UD: exactly one token of a sentence has head 0
+                raise GoldFormatError(f"{path}:{line}: sentence {number} has more than one root: tokens "
+                                      f"{root_id} and {expected_id} both have head 0 (CoNLL-U allows one)")
+            root_id = expected_id
         heads.append(head - 1)
 
     all_words = [fields[1] for _, fields in rows]
@@ -375,10 +430,13 @@ def _read_conllu(path: Path, text: str) -> list[GoldSentence]:
     sentences: list[GoldSentence] = []
     rows: list[tuple[int, list[str]]] = []
     block_start: Optional[int] = None
+    number = 0  # sentences of the file so far
 
     def finish_block() -> None:
+        nonlocal number
         if rows:
-            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}")
+            number += 1
+            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number)
             if sentence is not None:
                 sentences.append(sentence)
 

@@ -19,6 +19,7 @@ from spacy.tokens import Doc, Span
 
 from .api import Parser
 from .formats import to_bracket
+from .parser import without_controls
 from .trees import tree_spans
 
 EXTENSIONS = ("parse_string", "constituents")
@@ -42,8 +43,9 @@ class OnlstmComponent:
 
     def __call__(self, doc: Doc) -> Doc:
         sentences = list(doc.sents)
-        # a token that is only whitespace (spaCy keeps runs of spaces) would vanish when split on spaces
-        words = [[token.text if token.text.strip() else "_" for token in sent] for sent in sentences]
+        # a token that is only whitespace (spaCy keeps runs of spaces) would vanish when split on spaces, and a
+        # control character inside a token would split it (the parser reads them as spaces): drop them here
+        words = [[without_controls(token.text, "").strip() or "_" for token in sent] for sent in sentences]
         parsed = self.parser.parse_lines(" ".join(w) for w in words)
         for sent, result in zip(sentences, parsed):
             if result.tree is None:

@@ -70,3 +70,23 @@ def test_a_bad_model_fails_at_load_with_one_line(tmp_path):
     assert "\n" not in str(error.value)
     with pytest.raises(ValueError):
         Parser(batch_size=0)
+
+
+def test_parse_batches_answers_each_batch_before_reading_the_next(tiny_model_path):
+    """What `onlstm parse` runs: a batch (what stdin had ready) is parsed and answered as one list."""
+    parser = Parser(tiny_model_path)
+    batches = [["The cat sat on the mat.", ""], ["Hello , world !"]]
+    consumed = []
+
+    def source():
+        for batch in batches:
+            consumed.append(batch)
+            yield batch
+
+    answers = parser.parse_batches(source())
+    first = next(answers)
+    assert consumed == batches[:1]  # the second batch was not waited for
+    assert [p.tokens for p in first] == [["The", "cat", "sat", "on", "the", "mat", "."], []]
+    assert [[p.tokens for p in batch] for batch in answers] == [[["Hello", ",", "world", "!"]]]
+    assert [p.tokens for p in parser.parse_lines(line for batch in batches for line in batch)] == \
+        [p.tokens for batch in parser.parse_batches(batches) for p in batch]

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from onlstm_cli.formats import (
     GoldFormatError,
+    TreeTooDeepError,
     from_bracket,
     read_gold,
     read_predicted,
@@ -77,6 +78,16 @@ def test_deep_trees_are_fine():
     # (json.loads itself cannot read 2,000 nested arrays; to_json must still write them)
     assert to_json(tree).endswith(', "words": ' + json.dumps(words) + "}")
     assert to_nltk(tree).label() == "S"
+
+
+def test_too_deep_for_the_nltk_drawing_says_which_formats_can_show_it():
+    tree = right_branching([f"w{i}" for i in range(3000)])
+    with pytest.raises(TreeTooDeepError) as error:
+        to_ascii(tree)
+    message = str(error.value)
+    assert "\n" not in message and "MAX_TREE_DEPTH" not in message
+    assert "2999 levels deep" in message and "--format bracket, json, svg or html" in message
+    assert to_ascii(right_branching(["a", "b", "c"])).count("\n") > 2  # a shallow tree is drawn as before
 
 
 words_strategy = st.lists(
@@ -170,7 +181,7 @@ def test_read_gold_detects_conllu_without_suffix(tmp_path):
     ("extra.trees", "( (S (NN a)))\n(S (NN b)))\n", r"extra.trees:2: unbalanced"),
     ("outside.trees", "( (S (NN a)))\nhello\n", r"outside.trees:2: text outside"),
     ("deep.trees", "(NN a)\n" + "(S " * 600 + "(NN a)" + ")" * 600 + "\n",
-     r"deep.trees:2: cannot read this tree"),
+     r"deep.trees:2: this tree is nested 601 brackets deep, more than the 499 onlstm reads"),
     ("fields.conllu", "# c\n1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\n",
      r"fields.conllu:3: expected 10 tab-separated fields, found 3"),
     ("head.conllu", "1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\tNOUN\t_\t_\tx\tobj\t_\t_\n",
@@ -179,6 +190,12 @@ def test_read_gold_detects_conllu_without_suffix(tmp_path):
      r"range.conllu:2: bad head index 7"),
     ("cycle.conllu", "1\ta\ta\tNOUN\t_\t_\t2\tx\t_\t_\n2\tb\tb\tNOUN\t_\t_\t1\tx\t_\t_\n",
      r"cycle.conllu:1: head indices form a cycle"),
+    ("self.conllu", "1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\tNOUN\t_\t_\t2\tobj\t_\t_\n",
+     r"self.conllu:2: bad head index 2: token 2 is its own head"),
+    ("roots.conllu", "1\ta\ta\tNOUN\t_\t_\t0\troot\t_\t_\n2\tb\tb\tNOUN\t_\t_\t1\tobj\t_\t_\n\n"
+     "# sent_id = 2\n1\tc\tc\tNOUN\t_\t_\t0\troot\t_\t_\n2\td\td\tNOUN\t_\t_\t1\tobj\t_\t_\n"
+     "3\te\te\tVERB\t_\t_\t0\troot\t_\t_\n",
+     r"roots.conllu:7: sentence 2 has more than one root: tokens 1 and 3 both have head 0"),
     ("empty.trees", "\n  \n", r"empty.trees: empty file"),
     ("punct.trees", "( (S (. .)))\n", r"punct.trees: no sentences"),
     ("comments.conllu", "# only a comment\n", r"comments.conllu: no sentences"),
@@ -188,6 +205,24 @@ def test_malformed_gold_names_the_line(tmp_path, name, content, message):
     path.write_text(content, encoding="utf-8")
     with pytest.raises(GoldFormatError, match=message):
         read_gold(path)
+
+
+def test_gold_messages_are_one_line_for_a_cli_user(tmp_path):
+    """nltk's advice to raise its MAX_TREE_DEPTH is for programmers; a CLI user is told what to do."""
+    path = tmp_path / "deep.trees"
+    path.write_text("(S " * 2000 + "(NN a)" + ")" * 2000 + "\n", encoding="utf-8")
+    with pytest.raises(GoldFormatError) as error:
+        read_gold(path)
+    message = str(error.value)
+    assert "\n" not in message and "MAX_TREE_DEPTH" not in message and "nltk" not in message
+    assert "remove or flatten it" in message
+
+
+def test_gold_trees_just_under_the_depth_limit_are_read(tmp_path):
+    path = tmp_path / "deep.trees"
+    path.write_text("(S " * 498 + "(NN a) (NN b)" + ")" * 498 + "\n", encoding="utf-8")
+    [sentence] = read_gold(path)
+    assert sentence.words == ["a", "b"]
 
 
 def test_gold_errors_for_bytes_and_paths(tmp_path):

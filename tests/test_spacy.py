@@ -32,3 +32,12 @@ def test_each_sentence_gets_the_bracket_tree_and_its_constituents(nlp, tiny_mode
         assert len(constituents) == 2 * len(sent) - 1
         assert all(sent.start <= c.start < c.end <= sent.end for c in constituents)
         assert {c.text for c in constituents if len(c) == 1} == {token.text for token in sent}
+
+
+def test_control_characters_inside_spacy_tokens_keep_one_tree_leaf_a_token(nlp):
+    """The parser reads control characters as spaces; inside a spaCy token they must not split it."""
+    doc = nlp("The cat\x00s sat \x07 on the mat.")
+    [sent] = list(doc.sents)
+    leaves = nltk.Tree.fromstring(sent._.parse_string).leaves()
+    assert len(leaves) == len(sent)
+    assert not any(ord(c) < 32 for leaf in leaves for c in leaf)
