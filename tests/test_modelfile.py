@@ -311,10 +311,10 @@ def test_atomic_save_keeps_old_file_when_save_fails(tmp_path, monkeypatch):
 
     def broken_save(obj, f, *args, **kwargs):
         f.write(b"partial garbage")
-        raise OSError("disk full")
+        raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(torch, "save", broken_save)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ModelFileError, match="could not write .*x.onlstm: no space left on device"):
         atomic_save({"a": torch.zeros(3)}, target)
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.onlstm"]
@@ -336,7 +336,7 @@ def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
     path = saved[0]
     before = path.read_bytes()
     monkeypatch.setattr(torch, "save", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ModelFileError, match="could not write"):
         save_model(path, make_model(), Vocabulary(WORDS), Tokenizer(), "en", 1, {})
     assert path.read_bytes() == before
     assert [p.name for p in path.parent.iterdir()] == [path.name]
