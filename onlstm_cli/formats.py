@@ -77,8 +77,20 @@ def to_bracket(tree: Tree) -> str:
     """
     if isinstance(tree, str):
         return f"(S {_preterminal(tree)})"
-    return fold_tree(tree, _preterminal,
-                     lambda children: "(S " + " ".join(children) + ")")
+    # one pass with an explicit stack (trees may be thousands of levels deep); None closes a node
+    parts: list[str] = []
+    stack: list = [tree]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            parts[-1] += ")"
+        elif isinstance(node, list):
+            parts.append("(S")
+            stack.append(None)
+            stack.extend(reversed(node))
+        else:
+            parts.append(_preterminal(node))
+    return " ".join(parts)
 
 
 def to_nltk(tree: Tree) -> nltk.Tree:
