@@ -54,11 +54,16 @@ def main() -> None:
             f"| parse layer, split rule | layer {loaded.parse_layer} of {cfg.n_layers}, {loaded.split} split |"]
     if loaded.members:
         parts = [loaded, *loaded.members]
-        out.append(f"| ensemble | {len(parts)} models of these sizes, trained the same way with different seeds; "
-                   "parsing averages their distances: " + "; ".join(
-                       f"seed {m.meta.get('train', {}).get('seed')}, {m.meta.get('epochs')} epochs, valid ppl "
+        rule = {"mean": "averages their distances", "zscore": "averages their distances as standard scores "
+                "per sentence", "rank": "averages their distances as ranks per sentence"}[loaded.combine]
+        out.append(f"| ensemble | {len(parts)} models of these sizes, trained the same way with different seeds "
+                   f"or directions; parsing {rule}: " + "; ".join(
+                       f"{'right-to-left' if m.config.reverse else 'left-to-right'}, seed "
+                       f"{m.meta.get('train', {}).get('seed')}, {m.meta.get('epochs')} epochs, valid ppl "
                        f"{m.meta.get('valid_ppl'):.2f}" for m in parts) +
                    " (perplexity figures are the first model's) |")
+    elif cfg.reverse:
+        out.append("| direction | right to left (trained on reversed sentences) |")
     out.append("")
     history = list(meta.get("history") or [])
     # the model file is written before its own epoch joins the history
