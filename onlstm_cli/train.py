@@ -412,9 +412,10 @@ class Trainer:
                 self.bad_steps += 1
                 hidden = self.raw_model.init_state(self.tc.batch_size)  # a NaN state would spoil every later step
                 if self.bad_steps >= self.tc.max_bad_steps:
+                    kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
                     raise Diverged(f"training diverged in epoch {s.epoch}: {self.bad_steps} steps in a row had a loss "
-                                   f"or gradient that is not a finite number; {self.out} keeps the best model so "
-                                   f"far; start again (or --resume {checkpoint_path(self.out)}) with a lower --lr")
+                                   f"or gradient that is not a finite number; {kept}start again (or --resume "
+                                   f"{checkpoint_path(self.out)} if there is one) with a lower --lr")
             else:
                 self.bad_steps = 0
                 loss_sum += decision.loss * length * self.global_batch
@@ -574,11 +575,11 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     tc = train_config or TrainConfig()
     if tc.optimizer not in OPTIMIZERS:
         raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
+    if tc.threads is not None and tc.threads < 1:
+        raise TrainingError("--threads must be at least 1")
     if tc.threads:
         torch.set_num_threads(tc.threads)
     out = Path(out)
-    if tc.threads is not None and tc.threads < 1:
-        raise TrainingError("--threads must be at least 1")
     with process_group(resolve_device(tc.device)) as (group, device):
         reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
         random.seed(tc.seed)

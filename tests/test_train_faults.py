@@ -352,3 +352,8 @@ def test_train_help_describes_every_option():
     text = " ".join(got.output.replace("│", " ").split())  # the help column's lines, joined
     for phrase in ("L2 penalty", "Random seed", "totals over all the runs", "--checkpoint-every", "ntasgd"):
         assert phrase in text
+
+
+def test_bad_threads_through_the_api_is_a_training_error(corpus, tmp_path):
+    with pytest.raises(TrainingError, match="--threads must be at least 1"):
+        train(corpus, tmp_path / "m.onlstm", threads=-1)
