@@ -411,8 +411,9 @@ def _raw_batches(stream, block: int):
         yield pending
 
 
-ENSEMBLE_HELP = ("Average the distances of every model in an ensemble file (see scripts/ship_model.py --member); "
-                 "--no-ensemble uses its first model only.")
+ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "
+                 "or as standard scores or ranks per sentence; see scripts/ship_model.py --member); --no-ensemble "
+                 "uses its first model only.")
 
 
 @app.command()
