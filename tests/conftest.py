@@ -106,6 +106,18 @@ def tiny_model_path(tmp_path_factory, tiny_corpus) -> Path:
     return out
 
 
+@pytest.fixture
+def model(tiny_model_path) -> str:
+    """The tiny model's path, as the CLI takes it."""
+    return str(tiny_model_path)
+
+
+@pytest.fixture
+def runner():
+    from typer.testing import CliRunner
+    return CliRunner()
+
+
 @pytest.fixture(scope="session")
 def tiny_loaded(tiny_model_path):
     from onlstm_cli.modelfile import load_model

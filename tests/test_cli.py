@@ -9,7 +9,6 @@ from pathlib import Path
 
 import nltk
 import pytest
-from typer.testing import CliRunner
 
 from conftest import FIXTURES, REPO, write_corpus
 from onlstm_cli.cli import app
@@ -18,16 +17,6 @@ GOLD = FIXTURES / "cli_gold.trees"
 PRED = FIXTURES / "cli_pred.trees"
 PRED_MISMATCH = FIXTURES / "cli_pred_mismatch.trees"
 GOLD_BROKEN = FIXTURES / "cli_gold_broken.trees"
-
-
-@pytest.fixture
-def runner():
-    return CliRunner()
-
-
-@pytest.fixture
-def model(tiny_model_path):
-    return str(tiny_model_path)
 
 
 def run(runner, args, input=None):

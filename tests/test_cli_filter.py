@@ -13,7 +13,6 @@ import threading
 
 import nltk
 import pytest
-from typer.testing import CliRunner
 
 from conftest import FIXTURES, REPO, write_corpus
 from onlstm_cli.cli import SIGPIPE_EXIT, app
@@ -23,16 +22,6 @@ from onlstm_cli.trees import tree_leaves
 ENV = dict(os.environ, PYTHONIOENCODING="utf-8", OMP_NUM_THREADS="1")
 GOLD = FIXTURES / "cli_gold.trees"
 PRED = FIXTURES / "cli_pred.trees"
-
-
-@pytest.fixture
-def runner():
-    return CliRunner()
-
-
-@pytest.fixture
-def model(tiny_model_path):
-    return str(tiny_model_path)
 
 
 def onlstm(*args, **popen):
