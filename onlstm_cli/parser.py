@@ -16,7 +16,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from .errors import OnlstmError
 from .trees import Tree, build_tree, fold_tree, right_branching

@@ -13,7 +13,7 @@ import onlstm_cli.train
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, load_model, read_archive
-from onlstm_cli.train import (Diverged, TrainingError, TrainResult, checkpoint_path, should_average, token_file_path,
+from onlstm_cli.train import (Diverged, TrainingError, TrainResult, checkpoint_path, should_average,
                               train_model)
 
 
