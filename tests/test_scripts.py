@@ -1,0 +1,50 @@
+"""The scripts behind the bundled models: an ensemble built by ship_model.py, and levers.py's table."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import FIXTURES, REPO
+from onlstm_cli.modelfile import atomic_save, load_model, read_archive
+
+
+def run_script(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def right_to_left_copy(path, tmp_path):
+    """The tiny model's weights marked as a right-to-left model (what `train --reverse` writes)."""
+    archive = read_archive(path)
+    archive["config"] = dict(archive["config"], reverse=True)
+    target = tmp_path / "r.onlstm"
+    atomic_save(archive, target)
+    return target
+
+
+def test_ship_model_builds_an_ensemble_of_both_directions(tiny_model_path, tmp_path):
+    backwards = right_to_left_copy(tiny_model_path, tmp_path)
+    target = tmp_path / "ens.onlstm"
+    got = run_script("scripts/ship_model.py", tiny_model_path, target, "--member", backwards, "--combine", "rank",
+                     "--parse-layer", "3")
+    assert got.returncode == 0, got.stderr
+    assert "2 model(s) combined by rank" in got.stdout
+    loaded = load_model(target)
+    assert loaded.combine == "rank" and loaded.parse_layer == 3
+    assert [m.config.reverse for m in (loaded, *loaded.members)] == [False, True]
+
+
+def test_levers_scores_each_model_and_their_ensembles(tiny_model_path, tmp_path):
+    backwards = right_to_left_copy(tiny_model_path, tmp_path)
+    gold = FIXTURES / "cli_gold.trees"
+    got = run_script("scripts/levers.py", "--gold", gold, tiny_model_path, backwards, "--layers", "2",
+                     "--json", tmp_path / "rows.json")
+    assert got.returncode == 0, got.stderr
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    singles = [r for r in rows if len(r["models"]) == 1]
+    pairs = [r for r in rows if len(r["models"]) == 2]
+    assert len(singles) == 2 * 2  # two models × two split rules
+    assert {r["combine"] for r in pairs} == {"mean", "zscore", "rank"} and len(pairs) == 3 * 2
+    assert all(0 <= r["sentence_f1"] <= 100 for r in rows)
+    table = [line for line in got.stdout.splitlines() if line.startswith("| ")]
+    assert len(table) == len(rows) + 1  # the header, then a row each
