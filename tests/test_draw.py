@@ -362,7 +362,7 @@ def screenshot(page_path: Path, png: Path, profile: Path) -> bytes:
         pytest.skip("no chromium installed: apt-get install chromium")
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--hide-scrollbars", "--virtual-time-budget=2000", f"--user-data-dir={profile}", f"--screenshot={png}",
+               "--hide-scrollbars", "--virtual-time-budget=10000", f"--user-data-dir={profile}", f"--screenshot={png}",
                "--window-size=1200,900", page_path.resolve().as_uri()]
     subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert png.is_file() and png.stat().st_size > 0, "chromium wrote no screenshot"
