@@ -6,6 +6,7 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
      "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
      "split": "paper" (the split rule trees are built with; optional, "paper" when absent),
      "combine": "mean" (how an ensemble's distances are combined, see parser.sentence_distances; optional),
+     "weights": [1.0, ...] (one per model, the first included: the weighted average's weights; optional),
      "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...},
      "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional)}
 
@@ -51,6 +52,7 @@ class LoadedModel:
     split: str = "paper"  # the split rule this model's trees are built with by default
     members: list["LoadedModel"] = field(default_factory=list)  # further models whose distances are combined
     combine: str = "mean"  # how: "mean", "zscore" or "rank" (parser.sentence_distances)
+    weights: list[float] | None = None  # one per model (this one first); None: equal
 
     @property
     def config(self) -> ModelConfig:
@@ -128,9 +130,12 @@ def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 
 
-def with_members(archive: dict, members: list[dict], combine: str = "mean") -> dict:
+def with_members(archive: dict, members: list[dict], combine: str = "mean",
+                 weights: list[float] | None = None) -> dict:
     """An ensemble archive: `archive` plus other model archives as members (see the module docstring)."""
     combined = dict(archive, combine=combine)
+    if weights is not None:
+        combined["weights"] = [float(w) for w in weights]
     combined["members"] = [{k: v for k, v in m.items() if k not in ("format", "version", "members")}
                            for m in members]
     return combined
@@ -179,6 +184,8 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         meta = dict(archive.get("meta", {}))
         split = str(archive.get("split", "paper"))
         combine = str(archive.get("combine", "mean"))
+        weights = archive.get("weights")
+        weights = None if weights is None else [float(w) for w in weights]
     except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
@@ -194,9 +201,12 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         raise ModelFileError(f"{path} is damaged: unknown split rule {split!r}")
     if combine not in ("mean", "zscore", "rank"):
         raise ModelFileError(f"{path} is damaged: unknown ensemble combination {combine!r}")
+    members = archive.get("members") or []
+    if weights is not None and (len(weights) != 1 + len(members) or min(weights) < 0 or sum(weights) <= 0):
+        raise ModelFileError(f"{path} is damaged: its ensemble weights do not fit its {1 + len(members)} model(s)")
     loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
-                         combine=combine)
-    for k, member in enumerate(archive.get("members") or []):
+                         combine=combine, weights=weights)
+    for k, member in enumerate(members):
         if not isinstance(member, dict):
             raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")
         part = model_from_archive({**member, "parse_layer": layer, "split": split}, f"{path} (member {k + 1})")

@@ -73,7 +73,7 @@ class ModelCache:
         if key not in self._loaded:
             loaded = load_model(path)
             if not self.ensemble:
-                loaded.members = []
+                loaded.members, loaded.weights = [], None
             device = resolve_device(self.device)
             for part in (loaded, *loaded.members):
                 part.model.to(device)
@@ -92,7 +92,8 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     distances[k] is the boundary before word k, whichever way the model reads (see `boundaries_before`).
     For an ensemble file the models' distances are combined per word by `combine` (default: the file's):
     "mean" averages them as they are; "zscore" and "rank" first put each model's distances for a
-    sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ."""
+    sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ. The
+    average is weighted by the file's member weights (e.g. less weight on a weaker direction), equal by default."""
     n_layers = loaded.config.n_layers
     layer = loaded.parse_layer if layer is None else layer
     combine = combine or loaded.combine
@@ -104,15 +105,19 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     if len(runs) == 1:
         return runs[0]
     if all_layers:
-        return [[combine_distances(per_layer, combine) for per_layer in zip(*per_run)] for per_run in zip(*runs)]
-    return [combine_distances(per_run, combine) for per_run in zip(*runs)]
+        return [[combine_distances(per_layer, combine, loaded.weights) for per_layer in zip(*per_run)]
+                for per_run in zip(*runs)]
+    return [combine_distances(per_run, combine, loaded.weights) for per_run in zip(*runs)]
 
 
-def combine_distances(per_model: Sequence[Sequence[float]], combine: str = "mean") -> list[float]:
+def combine_distances(per_model: Sequence[Sequence[float]], combine: str = "mean",
+                      weights: Sequence[float] | None = None) -> list[float]:
     """One sentence's distances from several models, combined word by word (see sentence_distances)."""
     scale = {"mean": list, "zscore": standard_scores, "rank": scaled_ranks}[combine]
     scaled = [scale(list(d)) for d in per_model]
-    return [sum(v) / len(v) for v in zip(*scaled)]
+    weights = list(weights) if weights else [1.0] * len(scaled)
+    total = sum(weights)
+    return [sum(w * x for w, x in zip(weights, v)) / total for v in zip(*scaled)]
 
 
 def standard_scores(values: list[float]) -> list[float]:

@@ -1,12 +1,13 @@
 """Dev-tree F1 of trained models alone and combined: the levers of the model cards, in one table.
 
     python scripts/levers.py --gold ../shared/data/ptb-dev/ptb-dev.trees runs/en.onlstm runs/en-r.onlstm ...
-        [--layers 2 3] [--splits paper symmetric] [--combine mean zscore rank] [--json out.json]
+        [--layers 2 3] [--splits paper symmetric] [--combine mean zscore rank] [--weights 0.5] [--json out.json]
 
 Each model file (a single model, left-to-right or trained with --reverse) is run once over the gold
 sentences, every layer at once; then every layer and split rule is scored for each model alone, and for
 every ensemble of two or more of the models (all of them and, with --subsets, every subset) under each
-combination rule (see onlstm_cli.parser.sentence_distances). Figures: sentence F1 (the papers' figure),
+combination rule (see onlstm_cli.parser.sentence_distances); --weights W also scores each ensemble
+with its last model weighted W against 1 for the others (e.g. a weaker right-to-left model). Figures: sentence F1 (the papers' figure),
 corpus F1 and sentence F1 on sentences of at most 10 words, in percent. These choices may use dev trees;
 the model cards say which were made on them.
 """
@@ -31,6 +32,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, nargs="*", help="default: every layer")
     ap.add_argument("--splits", nargs="*", default=["paper", "symmetric"])
     ap.add_argument("--combine", nargs="*", default=["mean", "zscore", "rank"])
+    ap.add_argument("--weights", type=float, nargs="*", default=[], help="weights of the last model to try")
     ap.add_argument("--subsets", action="store_true", help="score every subset of two or more models, not only all")
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args()
@@ -54,21 +56,25 @@ def main() -> None:
         groups += [g for k in sizes for g in itertools.combinations(args.models, k)]
     rows = []
     for group in groups:
-        for combine in (["-"] if len(group) == 1 else args.combine):
+        last_weights = [1.0] if len(group) == 1 else [1.0, *args.weights]
+        for combine, last in itertools.product(["-"] if len(group) == 1 else args.combine, last_weights):
+            weights = [1.0] * (len(group) - 1) + [last]
             for layer in layers:
-                combined = [combine_distances([distances[m][i][layer - 1] for m in group], combine if len(group) > 1 else "mean")
+                combined = [combine_distances([distances[m][i][layer - 1] for m in group],
+                                              combine if len(group) > 1 else "mean", weights)
                             for i in range(len(gold))]
                 for split in args.splits:
                     trees = [build_tree(d, s.words, split) for d, s in zip(combined, gold)]
                     scores = evaluate(gold, trees)
-                    rows.append({"models": [Path(m).name for m in group], "combine": combine, "layer": layer,
-                                 "split": split, "sentence_f1": scores["sentence_f1"],
+                    rows.append({"models": [Path(m).name for m in group], "combine": combine, "weights": weights,
+                                 "layer": layer, "split": split, "sentence_f1": scores["sentence_f1"],
                                  "corpus_f1": scores["corpus_f1"], "f1_le_10": scores["sentence_f1_len_le_10"]})
-    print("| models | combine | layer | split | sentence F1 | corpus F1 | F1 ≤10 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| models | combine | weights | layer | split | sentence F1 | corpus F1 | F1 ≤10 |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {' + '.join(r['models'])} | {r['combine']} | {r['layer']} | {r['split']} | {r['sentence_f1']:.2f} "
-              f"| {r['corpus_f1']:.2f} | {r['f1_le_10']:.2f} |")
+        weights = "-" if len(r["weights"]) == 1 else ":".join(f"{w:g}" for w in r["weights"])
+        print(f"| {' + '.join(r['models'])} | {r['combine']} | {weights} | {r['layer']} | {r['split']} "
+              f"| {r['sentence_f1']:.2f} | {r['corpus_f1']:.2f} | {r['f1_le_10']:.2f} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
 

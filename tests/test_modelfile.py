@@ -395,3 +395,15 @@ def test_ensemble_keeps_its_combination_and_each_members_direction(tmp_path):
     with pytest.raises(ModelFileError) as excinfo:
         model_from_archive(damaged, "ens.onlstm")
     assert "combination" in assert_one_line_error(excinfo)
+
+
+def test_ensemble_weights_round_trip_and_must_fit(tmp_path):
+    first, _ = member_archive(1)
+    backwards, _ = member_archive(2, reverse=True)
+    path = tmp_path / "ens.onlstm"
+    atomic_save(with_members(first, [backwards], "zscore", [1.0, 0.25]), path)
+    assert load_model(path).weights == [1.0, 0.25]
+    for weights in ([1.0], [1.0, -1.0], [0.0, 0.0]):
+        with pytest.raises(ModelFileError) as excinfo:
+            model_from_archive(with_members(first, [backwards], "zscore", weights), "ens.onlstm")
+        assert "weights" in assert_one_line_error(excinfo)

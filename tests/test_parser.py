@@ -9,6 +9,7 @@ import pytest
 
 from onlstm_cli.parser import (
     BUNDLED_MODELS,
+    combine_distances,
     ModelCache,
     ParseError,
     attach_skipped,
@@ -421,3 +422,9 @@ def test_an_ensemble_combines_its_models_distances_per_sentence(tiny_loaded, com
         assert g == pytest.approx(expected, abs=1e-5)
     with pytest.raises(ParseError, match="combination"):
         sentence_distances(ensemble, SENTENCES, combine="median")
+
+
+def test_weighted_combination():
+    assert combine_distances([[1.0, 3.0], [3.0, 1.0]], "mean", [3.0, 1.0]) == pytest.approx([1.5, 2.5])
+    assert combine_distances([[1.0, 3.0], [3.0, 1.0]]) == pytest.approx([2.0, 2.0])
+    assert combine_distances([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]], "rank", [1.0, 0.0]) == pytest.approx([0.0, 0.5, 1.0])

@@ -26,11 +26,11 @@ def test_ship_model_builds_an_ensemble_of_both_directions(tiny_model_path, tmp_p
     backwards = right_to_left_copy(tiny_model_path, tmp_path)
     target = tmp_path / "ens.onlstm"
     got = run_script("scripts/ship_model.py", tiny_model_path, target, "--member", backwards, "--combine", "rank",
-                     "--parse-layer", "3")
+                     "--parse-layer", "3", "--weights", "1", "0.5")
     assert got.returncode == 0, got.stderr
-    assert "2 model(s) combined by rank" in got.stdout
+    assert "2 model(s) combined by rank, weights [1.0, 0.5]" in got.stdout
     loaded = load_model(target)
-    assert loaded.combine == "rank" and loaded.parse_layer == 3
+    assert loaded.combine == "rank" and loaded.parse_layer == 3 and loaded.weights == [1.0, 0.5]
     assert [m.config.reverse for m in (loaded, *loaded.members)] == [False, True]
 
 
@@ -38,13 +38,15 @@ def test_levers_scores_each_model_and_their_ensembles(tiny_model_path, tmp_path)
     backwards = right_to_left_copy(tiny_model_path, tmp_path)
     gold = FIXTURES / "cli_gold.trees"
     got = run_script("scripts/levers.py", "--gold", gold, tiny_model_path, backwards, "--layers", "2",
-                     "--json", tmp_path / "rows.json")
+                     "--weights", "0.5", "--json", tmp_path / "rows.json")
     assert got.returncode == 0, got.stderr
     rows = json.loads((tmp_path / "rows.json").read_text())
     singles = [r for r in rows if len(r["models"]) == 1]
     pairs = [r for r in rows if len(r["models"]) == 2]
     assert len(singles) == 2 * 2  # two models × two split rules
-    assert {r["combine"] for r in pairs} == {"mean", "zscore", "rank"} and len(pairs) == 3 * 2
+    # three combinations × two weightings (equal, and the last model at 0.5) × two split rules
+    assert {r["combine"] for r in pairs} == {"mean", "zscore", "rank"} and len(pairs) == 3 * 2 * 2
+    assert {tuple(r["weights"]) for r in pairs} == {(1.0, 1.0), (1.0, 0.5)}
     assert all(0 <= r["sentence_f1"] <= 100 for r in rows)
     table = [line for line in got.stdout.splitlines() if line.startswith("| ")]
     assert len(table) == len(rows) + 1  # the header, then a row each
