@@ -12,6 +12,7 @@ on its own slice of the stream (distributed.py); rank 0 alone validates, reports
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import os
 import random
@@ -613,7 +614,13 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
                      "max_vocab": max_vocab, "min_freq": min_freq}
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta)
-        return trainer.run()
+        try:
+            return trainer.run()
+        finally:
+            # DDP's reducer must go before its process group does: destroyed after it, under load, a worker
+            # could abort at exit ("terminate called without an active exception")
+            del trainer
+            gc.collect()
 
 
 def check_destination(out: Path) -> None:
