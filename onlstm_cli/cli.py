@@ -224,6 +224,7 @@ def train(
     tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba or whitespace; auto: ptb for en, jieba for zh, whitespace otherwise."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
     keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (evaluation ignores them)."),
+    characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file."),
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>."),
     emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400)."),
@@ -294,6 +295,7 @@ def train(
     if lang == "auto":
         lang = detect_lang(corpus)
     tok = default_tokenizer(lang) if tokenizer == "auto" else Tokenizer(tokenizer)
+    tok.characters = characters
     model_config = dict(emb_size=emb_size, hidden_size=hidden_size, n_layers=layers, chunk_size=chunk_size,
                         dropout=dropout, dropout_h=dropout_h, dropout_i=dropout_i, dropout_e=dropout_e,
                         weight_drop=weight_drop, master_input=master_input.value, reverse=reverse)

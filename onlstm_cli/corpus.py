@@ -51,6 +51,8 @@ def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = 
             tokens = [tokenizer.normalize(t) for t in tokenizer.split(line, pretokenized)]
             if not keep_punct:
                 tokens = [t for t in tokens if not is_punctuation(t)]
+            if tokenizer.characters:
+                tokens = [unit for t in tokens for unit in tokenizer.units(t)]
             if tokens:
                 yield tokens[::-1] if reverse else tokens
 

@@ -159,6 +159,27 @@ def boundaries_before(after: list[float]) -> list[float]:
 
 def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
                      all_layers: bool) -> list:
+    """One model's distances for each sentence's words, whichever way it reads and whatever its units."""
+    if not loaded.tokenizer.characters:
+        return _direction_distances(loaded, sentences, layer, batch_size, all_layers)
+    # a character model: read the characters, and take each word's first character's distance
+    starts, units = [], []
+    for words in sentences:
+        pieces = [loaded.tokenizer.units(w) for w in words]
+        first, offset = [], 0
+        for piece in pieces:
+            first.append(offset)
+            offset += len(piece)
+        starts.append(first)
+        units.append([u for piece in pieces for u in piece])
+    per_sentence = _direction_distances(loaded, units, layer, batch_size, all_layers)
+    if all_layers:
+        return [[[d[i] for i in first] for d in layers] for layers, first in zip(per_sentence, starts)]
+    return [[d[i] for i in first] for d, first in zip(per_sentence, starts)]
+
+
+def _direction_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
+                         all_layers: bool) -> list:
     if not loaded.config.reverse:
         return _reading_distances(loaded, sentences, layer, batch_size, all_layers)
     per_sentence = _reading_distances(loaded, [s[::-1] for s in sentences], layer, batch_size, all_layers)

@@ -38,6 +38,7 @@ class Tokenizer:
     lowercase: bool = True
     numbers_to_n: bool = True  # "29", "3.5", "1,000" → "N", as in the Mikolov PTB text
     nfkc: bool = True          # full-width digits and letters → ASCII
+    characters: bool = False   # the model reads CJK words a character at a time (see `units`)
 
     def __post_init__(self):
         if self.kind not in TOKENIZERS:
@@ -63,6 +64,12 @@ class Tokenizer:
         if self.numbers_to_n and _NUMBER.match(token):
             return "N"
         return token
+
+    def units(self, token: str) -> list[str]:
+        """What the model reads for one normalized token: the token, or with `characters` each character of
+        a CJK word. A character model has no unknown words however the text is segmented; a word's distance
+        is then its first character's (the boundary before the word)."""
+        return list(token) if self.characters and has_cjk(token) else [token]
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -40,7 +40,8 @@ def main() -> None:
             f"| training data | `{data.get('corpus')}` ({data.get('train_tokens'):,} tokens with `<eos>`) |",
             f"| validation data | `{data.get('valid')}` |",
             f"| tokenizer | {loaded.tokenizer.kind}, lower-case {loaded.tokenizer.lowercase}, numbers → N "
-            f"{loaded.tokenizer.numbers_to_n}, punctuation {'kept' if data.get('keep_punct') else 'dropped'} |",
+            f"{loaded.tokenizer.numbers_to_n}, punctuation {'kept' if data.get('keep_punct') else 'dropped'}"
+            f"{', CJK words read a character at a time' if loaded.tokenizer.characters else ''} |",
             f"| vocabulary | {len(loaded.vocab):,} (max {data.get('max_vocab')}, min freq {data.get('min_freq')}) |",
             f"| sizes | emb {cfg.emb_size}, hidden {cfg.hidden_size}, {cfg.n_layers} layers, chunk {cfg.chunk_size}, "
             f"{n_params / 1e6:.2f} M parameters{' per model' if loaded.members else ''}, file {size_mb:.1f} MB (float16) |",

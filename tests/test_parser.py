@@ -428,3 +428,27 @@ def test_weighted_combination():
     assert combine_distances([[1.0, 3.0], [3.0, 1.0]], "mean", [3.0, 1.0]) == pytest.approx([1.5, 2.5])
     assert combine_distances([[1.0, 3.0], [3.0, 1.0]]) == pytest.approx([2.0, 2.0])
     assert combine_distances([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]], "rank", [1.0, 0.0]) == pytest.approx([0.0, 0.5, 1.0])
+
+
+def test_a_character_model_gives_each_word_its_first_characters_distance(tiny_loaded):
+    """The same weights reading characters: a word's distance is the one its first character gets."""
+    import copy
+    chars = copy.copy(tiny_loaded)
+    chars.tokenizer = dataclasses.replace(tiny_loaded.tokenizer, characters=True)
+    chars.members = []
+    # CJK "words" of one to three characters, each character a word of the tiny model's vocabulary
+    # (unknown to it: they read as <unk>, which is enough to check where the distances come from)
+    words = [["猫", "坐在", "垫子上"], ["狗"], [], ["我们", "N", "年"]]
+    got = sentence_distances(chars, words, batch_size=2)
+    per_char = sentence_distances(tiny_loaded, [[c for w in s for c in (list(w) if w != "N" else [w])]
+                                                for s in words], batch_size=2)
+    for sentence, g, d in zip(words, got, per_char):
+        starts = [sum(len(w) if w != "N" else 1 for w in sentence[:k]) for k in range(len(sentence))]
+        assert g == pytest.approx([d[i] for i in starts], abs=1e-6)
+    backwards = reading_right_to_left(chars)
+    got_back = sentence_distances(backwards, words, batch_size=2)
+    per_char_back = sentence_distances(reading_right_to_left(tiny_loaded),
+                                       [[c for w in s for c in (list(w) if w != "N" else [w])] for s in words])
+    for sentence, g, d in zip(words, got_back, per_char_back):
+        starts = [sum(len(w) if w != "N" else 1 for w in sentence[:k]) for k in range(len(sentence))]
+        assert g == pytest.approx([d[i] for i in starts], abs=1e-6)  # the boundary before each word

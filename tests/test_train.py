@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import signal
@@ -426,3 +427,23 @@ def test_a_right_to_left_model_trains_on_each_sentence_reversed(corpus, tmp_path
                           pretokenized=False, keep_punct=False, write=False)
     # its perplexity on a text is measured reading right to left, as it was trained
     assert text_perplexity(loaded, corpus["valid"]) == pytest.approx(result.best_valid_ppl, rel=1e-2)
+
+
+def test_a_character_model_trains_on_characters_and_parses_words(tmp_path):
+    from onlstm_cli.cli import app
+    corpus = tmp_path / "zh.txt"
+    corpus.write_text("\n".join(["我爱北京天安门", "苹果的颜色是什么", "爱真的需要勇气", "他们在学校学习"] * 30) + "\n",
+                      encoding="utf-8")
+    out = tmp_path / "zh.onlstm"
+    got = CliRunner().invoke(app, ["train", str(corpus), "--out", str(out), "--characters", "--epochs", "1",
+                                   "--batch-size", "4", "--bptt", "10", "--emb-size", "20", "--hidden-size", "20",
+                                   "--chunk-size", "5", "--threads", "1", "--time-budget", "none"])
+    assert got.exit_code == 0, got.output
+    loaded = load_model(out)
+    assert loaded.tokenizer.characters and loaded.tokenizer.kind == "jieba"
+    assert all(len(w) == 1 for w in loaded.vocab.itos[2:])  # <unk>, <eos>, then characters only
+    got = CliRunner().invoke(app, ["parse", "--model", str(out), "-f", "json"], input="爱真的需要勇气\n")
+    assert got.exit_code == 0, got.output
+    parsed = json.loads(got.output)
+    assert parsed["words"] == ["爱", "真的", "需要", "勇气"]  # the tree is over jieba's words
+    assert len(parsed["distances"]) == 4

@@ -221,3 +221,18 @@ def test_encode_unknown_words_to_unk():
 def test_duplicates_rejected():
     with pytest.raises(ValueError):
         Vocabulary(["a", "b", "a"])
+
+
+def test_a_character_tokenizer_reads_cjk_words_a_character_at_a_time(tmp_path):
+    from onlstm_cli.corpus import iter_sentences
+    chars = Tokenizer("jieba", characters=True)
+    assert chars.units("北京") == ["北", "京"]
+    assert chars.units("N") == ["N"] and chars.units("abc") == ["abc"]  # only CJK words are cut
+    assert Tokenizer("jieba").units("北京") == ["北京"]
+    text = tmp_path / "zh.txt"
+    text.write_text("我爱北京，abc 2024年\n", encoding="utf-8")
+    words = next(iter_sentences(text, Tokenizer("jieba")))
+    units = next(iter_sentences(text, chars))
+    assert "".join(units) == "".join(words) and all(len(u) == 1 or not has_cjk(u) for u in units)
+    assert len(units) > len(words)
+    assert Tokenizer(**chars.to_dict()) == chars  # stored in the model file
