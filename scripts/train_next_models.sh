@@ -5,7 +5,8 @@
 #
 #   bash scripts/train_next_models.sh [DATA_DIR] [OUT_DIR] RUN...
 #
-# RUN is one of: en-r-s1111 en-r-s2 en-s2 en-s3 zh-s1111 zh-r-s1111 (name = language, -r for --reverse, seed).
+# RUN is LANG[-r][-c]-sSEED: LANG en or zh, -r for --reverse, -c for --characters (Chinese read a character
+# at a time), SEED the seed; e.g. en-s2, en-r-s1111, zh-s1111, zh-c-s1111.
 # Each run takes one thread; start two side by side on a 2-core machine. Then compare them on the dev trees
 # with scripts/levers.py and ship with scripts/ship_model.py, by the rule in models/README.md.
 set -euo pipefail
@@ -24,11 +25,12 @@ for run in "$@"; do
         *) echo "unknown run $run" >&2; exit 2 ;;
     esac
     seed=${run##*-s}
-    direction=()
-    [[ "$run" == *-r-* ]] && direction=(--reverse)
+    variant=()
+    [[ "$run" == *-r-* ]] && variant=(--reverse)
+    [[ "$run" == *-c-* ]] && variant+=(--characters)
     resume=()
     [ -f "$out/$run.onlstm.ckpt" ] && resume=(--resume "$out/$run.onlstm.ckpt")
-    nohup onlstm train "${corpus[@]}" --out "$out/$run.onlstm" "${recipe[@]}" "${direction[@]}" --seed "$seed" \
+    nohup onlstm train "${corpus[@]}" --out "$out/$run.onlstm" "${recipe[@]}" "${variant[@]}" --seed "$seed" \
         "${resume[@]}" >> "$out/$run.log" 2>&1 &
     echo "started $run (log: $out/$run.log)"
 done
