@@ -1,7 +1,9 @@
 """Sentences → distances → trees with a trained model: what `onlstm parse` and `onlstm evaluate` run.
 
 Each sentence is read from a zero state as `<eos> w1 … wn`, the way the paper's evaluation reads it, and
-the chosen layer's d_f for w1 … wn are the distances. Sentences are batched (padding at the end does not
+the chosen layer's d_f for w1 … wn are the distances. A right-to-left model (`train --reverse`) reads
+the words reversed and a character model (`train --characters`) their characters; either way each word's
+distance marks the boundary before it. Sentences are batched (padding at the end does not
 change a left-to-right model's earlier steps); on CPU with the C cell, each batch is packed longest first,
 and batches run side by side, one per torch thread (`batches_side_by_side`). Tokens the model has no
 vocabulary for and that are only punctuation are not fed to it; they are put back into the tree next to
