@@ -12,82 +12,15 @@ import signal
 import sys
 from dataclasses import MISSING, fields
 from enum import Enum
-from pathlib import Path, PurePath
-from typing import List, Optional, get_args
+from pathlib import Path
+from typing import List, Optional
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, TrainConfig
 from .errors import OnlstmError
-
-def element_type(param) -> Optional[str]:
-    """`<path>` for a list of paths (newer typer writes `<list[Path]>`), None for other types."""
-    descriptor = param.type_descriptor
-    if not descriptor.is_list or descriptor.is_choice:
-        return None
-    element = (get_args(descriptor.annotation) or (str,))[0]
-    if isinstance(element, type) and issubclass(element, PurePath):
-        return "<path>"
-    return f"<{param._bare_type(element)}>"
-
-
-class PlainOption(TyperOption):
-    """An option whose help shows no value placeholder when it takes no value (a flag; newer typer writes
-    `<bool>` beside every flag), and the type of one value for an option that may be repeated."""
-
-    def display_type_rich(self, ctx):
-        if self.is_flag or self.count:
-            return None
-        return super().display_type_rich(ctx)
-
-    def display_type(self, ctx) -> str:
-        return element_type(self) or super().display_type(ctx)
-
-
-class PlainArgument(TyperArgument):
-    """An argument written as its NAME in capitals, as click does: `onlstm train [OPTIONS] CORPUS`,
-    `onlstm parse [OPTIONS] [FILES]...` (newer typer writes `{corpus}` and `<list[Path]>`)."""
-
-    @property
-    def display_name_raw(self) -> str:
-        return self.metavar if self.metavar is not None else self.name.upper()
-
-    def _usage_display_name(self) -> str:
-        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
-        return name + ("..." if self.nargs != 1 else "")
-
-    def display_type(self, ctx) -> str:
-        return element_type(self) or super().display_type(ctx)  # FILES... <path>
-
-
-def plain_params(params: list) -> list:
-    """The parameters, each a PlainOption or PlainArgument (the same objects: only their help changes)."""
-    for param in params:
-        if type(param) is TyperOption:
-            param.__class__ = PlainOption
-        elif type(param) is TyperArgument:
-            param.__class__ = PlainArgument
-    return params
-
-
-class PlainCommand(TyperCommand):
-    def get_params(self, ctx):
-        return plain_params(super().get_params(ctx))
-
-
-class PlainGroup(TyperGroup):
-    """The `onlstm` group: its commands' help and usage lines use PlainOption and PlainArgument."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for command in self.commands.values():
-            if type(command) is TyperCommand:
-                command.__class__ = PlainCommand
-
-    def get_params(self, ctx):
-        return plain_params(super().get_params(ctx))
-
+from .help_format import PlainGroup
+from .input_lines import read_input_batches
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=PlainGroup,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
@@ -336,81 +269,6 @@ class OutputFormat(str, Enum):
 class SplitRule(str, Enum):
     paper = "paper"
     symmetric = "symmetric"
-
-
-# How long stdin may stay quiet before the lines read so far are parsed and answered: short enough that a
-# pipe fed a line at a time (`tail -f`, another program) gets each answer at once, long enough that lines
-# arriving together are parsed together.
-STALL_SECONDS = 0.05
-
-
-def read_input_batches(files: list[Path], block: int):
-    """Lists of lines (without newline) from the files, or stdin, up to `block` lines each.
-
-    A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
-    further complete line arrives within STALL_SECONDS, so each line can be answered before the next
-    comes. Invalid UTF-8 is a one-line error; a byte order mark at the start of a source is dropped.
-    """
-    for path in files:
-        if not path.is_file():
-            raise UserError(f"input file not found: {path}")
-    for path in files or [None]:
-        where = "stdin" if path is None else str(path)
-        stream = sys.stdin.buffer if path is None else open(path, "rb")
-        try:
-            number = 0
-            for raw_lines in _raw_batches(stream, block):
-                lines = []
-                for raw in raw_lines:
-                    number += 1
-                    try:
-                        line = raw.decode("utf-8").rstrip("\r\n")
-                    except UnicodeDecodeError:
-                        raise UserError(f"{where} line {number} is not valid UTF-8") from None
-                    lines.append(line.removeprefix("\ufeff") if number == 1 else line)
-                yield lines
-        finally:
-            if path is not None:
-                stream.close()
-
-
-def _raw_batches(stream, block: int):
-    """Lists of raw lines of a binary stream: full ones from a regular file, what is ready from a pipe."""
-    import itertools
-    import select
-    import stat
-    try:
-        fd = stream.fileno()
-        waits = os.name == "posix" and not stat.S_ISREG(os.fstat(fd).st_mode)
-    except (AttributeError, OSError, ValueError):  # not a real file (a test's in-memory stdin)
-        waits = False
-    if not waits:
-        while batch := list(itertools.islice(stream, block)):
-            yield batch
-        return
-    pending: list[bytes] = []  # complete lines not yet given out
-    partial: list[bytes] = []  # the start of a line whose newline has not come
-    while True:
-        if pending and not select.select([fd], [], [], STALL_SECONDS)[0]:
-            yield pending  # the input stalls: answer what has come
-            pending = []
-            continue
-        data = os.read(fd, 1 << 16)  # blocks only when every complete line has been given out
-        if not data:
-            break
-        end = data.rfind(b"\n")
-        if end < 0:
-            partial.append(data)
-            continue
-        pending.extend(b"".join([*partial, data[:end]]).split(b"\n"))
-        partial = [data[end + 1:]] if end + 1 < len(data) else []
-        while len(pending) >= block:
-            yield pending[:block]
-            pending = pending[block:]
-    if partial:
-        pending.append(b"".join(partial))  # a last line without a newline
-    if pending:
-        yield pending
 
 
 ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "

@@ -114,7 +114,7 @@ def test_parse_batches_of_a_file_keep_every_line_in_order(runner, model, tmp_pat
 
 def test_read_input_batches_gives_what_a_pipe_has_ready(tmp_path):
     """A pipe's batch ends where the input stalls; complete lines only; a last line without newline."""
-    from onlstm_cli.cli import read_input_batches
+    from onlstm_cli.input_lines import read_input_batches
     read_end, write_end = os.pipe()
     stdin = sys.stdin
     try:

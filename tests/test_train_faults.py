@@ -9,6 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 import onlstm_cli.modelfile as modelfile
+import onlstm_cli.run_checks
 import onlstm_cli.train
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli import app
@@ -140,7 +141,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(onlstm_cli.train.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(onlstm_cli.run_checks.tempfile, "mkstemp", read_only)
     reporter = QuietReporter()
     with pytest.raises(TrainingError, match="cannot write --out .*: read-only file system"):
         train(corpus, tmp_path / "m.onlstm", reporter)
@@ -150,7 +151,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
 def test_too_little_disk_space_is_refused_before_training(corpus, tmp_path, monkeypatch):
     import collections
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(onlstm_cli.train.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
+    monkeypatch.setattr(onlstm_cli.run_checks.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
     with pytest.raises(TrainingError, match="not enough free space"):
         train(corpus, tmp_path / "m.onlstm")
 

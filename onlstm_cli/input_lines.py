@@ -1,0 +1,87 @@
+"""The lines `onlstm parse` reads, in batches: whole blocks from a file, what has arrived from a pipe."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .errors import OnlstmError
+
+
+class InputError(OnlstmError):
+    """Input that cannot be read (a missing file, text that is not UTF-8); one line for the user."""
+
+
+# How long stdin may stay quiet before the lines read so far are parsed and answered: short enough that a
+# pipe fed a line at a time (`tail -f`, another program) gets each answer at once, long enough that lines
+# arriving together are parsed together.
+STALL_SECONDS = 0.05
+
+
+def read_input_batches(files: list[Path], block: int):
+    """Lists of lines (without newline) from the files, or stdin, up to `block` lines each.
+
+    A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
+    further complete line arrives within STALL_SECONDS, so each line can be answered before the next
+    comes. Invalid UTF-8 is a one-line error; a byte order mark at the start of a source is dropped.
+    """
+    for path in files:
+        if not path.is_file():
+            raise InputError(f"input file not found: {path}")
+    for path in files or [None]:
+        where = "stdin" if path is None else str(path)
+        stream = sys.stdin.buffer if path is None else open(path, "rb")
+        try:
+            number = 0
+            for raw_lines in _raw_batches(stream, block):
+                lines = []
+                for raw in raw_lines:
+                    number += 1
+                    try:
+                        line = raw.decode("utf-8").rstrip("\r\n")
+                    except UnicodeDecodeError:
+                        raise InputError(f"{where} line {number} is not valid UTF-8") from None
+                    lines.append(line.removeprefix("\ufeff") if number == 1 else line)
+                yield lines
+        finally:
+            if path is not None:
+                stream.close()
+
+
+def _raw_batches(stream, block: int):
+    """Lists of raw lines of a binary stream: full ones from a regular file, what is ready from a pipe."""
+    import itertools
+    import select
+    import stat
+    try:
+        fd = stream.fileno()
+        waits = os.name == "posix" and not stat.S_ISREG(os.fstat(fd).st_mode)
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's in-memory stdin)
+        waits = False
+    if not waits:
+        while batch := list(itertools.islice(stream, block)):
+            yield batch
+        return
+    pending: list[bytes] = []  # complete lines not yet given out
+    partial: list[bytes] = []  # the start of a line whose newline has not come
+    while True:
+        if pending and not select.select([fd], [], [], STALL_SECONDS)[0]:
+            yield pending  # the input stalls: answer what has come
+            pending = []
+            continue
+        data = os.read(fd, 1 << 16)  # blocks only when every complete line has been given out
+        if not data:
+            break
+        end = data.rfind(b"\n")
+        if end < 0:
+            partial.append(data)
+            continue
+        pending.extend(b"".join([*partial, data[:end]]).split(b"\n"))
+        partial = [data[end + 1:]] if end + 1 < len(data) else []
+        while len(pending) >= block:
+            yield pending[:block]
+            pending = pending[block:]
+    if partial:
+        pending.append(b"".join(partial))  # a last line without a newline
+    if pending:
+        yield pending
