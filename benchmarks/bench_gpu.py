@@ -40,7 +40,9 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_speed import LSTMLanguageModel  # noqa: E402
 from onlstm_cli import fast  # noqa: E402
 from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
 
@@ -61,17 +63,13 @@ def sync(device: torch.device) -> None:
 
 # --- (a) the nn.LSTM (cuDNN) language model ---------------------------------------------------------
 
-class CudnnLanguageModel(nn.Module):
-    """A 3-layer nn.LSTM LM of the same sizes as onlstm's: emb → hidden → hidden → emb, tied decoder, the
-    same embedding and locked dropouts, cross-entropy. No DropConnect: nn.LSTM's cuDNN kernel takes its
+class CudnnLanguageModel(LSTMLanguageModel):
+    """bench_speed.py's 3-layer nn.LSTM LM (emb → hidden → hidden → emb, tied decoder) with the same
+    embedding and locked dropouts as onlstm's, cross-entropy. No DropConnect: nn.LSTM's cuDNN kernel takes its
     weights as they are (AWD-LSTM's weight drop would copy them in every batch)."""
 
     def __init__(self, vocab: int, emb: int, hidden: int, layers: int = 3):
-        super().__init__()
-        self.embedding = nn.Embedding(vocab, emb)
-        sizes = [(emb if k == 0 else hidden, emb if k == layers - 1 else hidden) for k in range(layers)]
-        self.layers = nn.ModuleList(nn.LSTM(i, h) for i, h in sizes)
-        self.bias = nn.Parameter(torch.zeros(vocab))
+        super().__init__(vocab, emb, hidden, layers)
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
 
     @staticmethod

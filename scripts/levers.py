@@ -9,11 +9,13 @@ every ensemble of two or more of the models (all of them and, with --subsets, ev
 combination rule (see onlstm_cli.parser.sentence_distances); --weights W also scores each ensemble
 with its last model weighted W against 1 for the others (e.g. a weaker right-to-left model). Figures: sentence F1 (the papers' figure),
 corpus F1 and sentence F1 on sentences of at most 10 words, in percent. These choices may use dev trees;
-the model cards say which were made on them.
+the model cards say which were made on them. With several models, a last table gives the mean, standard
+deviation and range over the models alone (seeds of one recipe: what a retrain gives).
 """
 import argparse
 import itertools
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -75,8 +77,25 @@ def main() -> None:
         weights = "-" if len(r["weights"]) == 1 else ":".join(f"{w:g}" for w in r["weights"])
         print(f"| {' + '.join(r['models'])} | {r['combine']} | {weights} | {r['layer']} | {r['split']} "
               f"| {r['sentence_f1']:.2f} | {r['corpus_f1']:.2f} | {r['f1_le_10']:.2f} |")
+    if len(args.models) > 1:
+        print_spread(rows, len(args.models))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+def print_spread(rows: list[dict], n_models: int) -> None:
+    """Mean, sample standard deviation and range over the models alone (e.g. seeds of one recipe): what a
+    reader can expect from a retrain."""
+    print(f"\n| over the {n_models} models alone | layer | split | sentence F1 | F1 ≤10 |")
+    print("|---|---|---|---|---|")
+    alone = [r for r in rows if len(r["models"]) == 1]
+    for layer, split in dict.fromkeys((r["layer"], r["split"]) for r in alone):
+        cells = []
+        for key in ("sentence_f1", "f1_le_10"):
+            values = [r[key] for r in alone if (r["layer"], r["split"]) == (layer, split)]
+            cells.append(f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f} "
+                         f"({min(values):.2f}–{max(values):.2f})")
+        print(f"| mean ± sd (range) | {layer} | {split} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":

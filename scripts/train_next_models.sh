@@ -5,8 +5,10 @@
 #
 #   bash scripts/train_next_models.sh [DATA_DIR] [OUT_DIR] RUN...
 #
-# RUN is LANG[-r][-c]-sSEED: LANG en or zh, -r for --reverse, -c for --characters (Chinese read a character
-# at a time), SEED the seed; e.g. en-s2, en-r-s1111, zh-s1111, zh-c-s1111.
+# EPOCHS (environment, default 18: the shipped English model's run) is the total number of epochs of each run.
+# RUN is LANG[-r][-c][-kK]-sSEED: LANG en or zh, -r for --reverse, -c for --characters (Chinese read a
+# character at a time), -kK for chunk size K instead of 10, SEED the seed; e.g. en-s2, en-r-s1111, zh-c-s1111,
+# zh-k5-s1111.
 # Each run takes one thread; start two side by side on a 2-core machine. Then compare them on the dev trees
 # with scripts/levers.py and ship with scripts/ship_model.py, by the rule in models/README.md.
 set -euo pipefail
@@ -16,7 +18,7 @@ shift 2
 mkdir -p "$out"
 recipe=(--threads 1 --batch-size 20 --bptt 70 --optimizer sgd --lr 30 --clip 0.25 --emb-size 200 --hidden-size 400
         --layers 3 --chunk-size 10 --dropout 0.45 --dropout-h 0.3 --dropout-i 0.5 --dropout-e 0.1 --weight-drop 0.45
-        --time-budget none --epochs 40)
+        --time-budget none --epochs "${EPOCHS:-18}")
 for run in "$@"; do
     case "$run" in
         en-*) corpus=("$data/ptb-lm/ptb.train.txt" --valid "$data/ptb-lm/ptb.valid.txt" --lang en) ;;
@@ -28,6 +30,7 @@ for run in "$@"; do
     variant=()
     [[ "$run" == *-r-* ]] && variant=(--reverse)
     [[ "$run" == *-c-* ]] && variant+=(--characters)
+    [[ "$run" =~ -k([0-9]+)- ]] && variant+=(--chunk-size "${BASH_REMATCH[1]}")
     resume=()
     [ -f "$out/$run.onlstm.ckpt" ] && resume=(--resume "$out/$run.onlstm.ckpt")
     nohup onlstm train "${corpus[@]}" --out "$out/$run.onlstm" "${recipe[@]}" "${variant[@]}" --seed "$seed" \

@@ -48,5 +48,10 @@ def test_levers_scores_each_model_and_their_ensembles(tiny_model_path, tmp_path)
     assert {r["combine"] for r in pairs} == {"mean", "zscore", "rank"} and len(pairs) == 3 * 2 * 2
     assert {tuple(r["weights"]) for r in pairs} == {(1.0, 1.0), (1.0, 0.5)}
     assert all(0 <= r["sentence_f1"] <= 100 for r in rows)
-    table = [line for line in got.stdout.splitlines() if line.startswith("| ")]
+    rows_table, spread_table = got.stdout.split("\n\n")
+    table = [line for line in rows_table.splitlines() if line.startswith("| ")]
     assert len(table) == len(rows) + 1  # the header, then a row each
+    # the spread over the models alone: their mean, per layer and split rule
+    paper = [r["sentence_f1"] for r in singles if r["split"] == "paper"]
+    spread = next(line for line in spread_table.splitlines() if "| 2 | paper |" in line)
+    assert f"{sum(paper) / 2:.2f} ± " in spread and f"({min(paper):.2f}–{max(paper):.2f})" in spread
