@@ -161,23 +161,20 @@ def boundaries_before(after: list[float]) -> list[float]:
 
 def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
                      all_layers: bool) -> list:
-    """One model's distances for each sentence's words, whichever way it reads and whatever its units."""
-    if not loaded.tokenizer.characters:
+    """One model's distances for each sentence's words, whichever way it reads and whatever its units
+    (`Tokenizer.reading`): each word gets the distance of the unit it begins, and a word that begins
+    inside a unit gets less than any distance of its sentence."""
+    readings = [loaded.tokenizer.reading(words) for words in sentences]
+    if all(units is words or list(units) == list(words) for (units, _), words in zip(readings, sentences)):
         return _direction_distances(loaded, sentences, layer, batch_size, all_layers)
-    # a character model: read the characters, and take each word's first character's distance
-    starts, units = [], []
-    for words in sentences:
-        pieces = [loaded.tokenizer.units(w) for w in words]
-        first, offset = [], 0
-        for piece in pieces:
-            first.append(offset)
-            offset += len(piece)
-        starts.append(first)
-        units.append([u for piece in pieces for u in piece])
-    per_sentence = _direction_distances(loaded, units, layer, batch_size, all_layers)
+    per_sentence = _direction_distances(loaded, [units for units, _ in readings], layer, batch_size, all_layers)
+
+    def of_words(d: list[float], starts: list[int | None]) -> list[float]:
+        inside = min(d, default=0.0) - 1.0
+        return [inside if i is None else d[i] for i in starts]
     if all_layers:
-        return [[[d[i] for i in first] for d in layers] for layers, first in zip(per_sentence, starts)]
-    return [[d[i] for i in first] for d, first in zip(per_sentence, starts)]
+        return [[of_words(d, starts) for d in layers] for layers, (_, starts) in zip(per_sentence, readings)]
+    return [of_words(d, starts) for d, (_, starts) in zip(per_sentence, readings)]
 
 
 def _direction_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,

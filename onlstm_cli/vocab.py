@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 UNK, EOS = "<unk>", "<eos>"
 TOKENIZERS = ("whitespace", "ptb", "jieba")
@@ -66,10 +66,43 @@ class Tokenizer:
         return token
 
     def units(self, token: str) -> list[str]:
-        """What the model reads for one normalized token: the token, or with `characters` each character of
-        a CJK word. A character model has no unknown words however the text is segmented; a word's distance
-        is then its first character's (the boundary before the word)."""
+        """What a character model reads for one normalized token: each character of a CJK word, else the
+        token. A character model has no unknown words however the text is segmented."""
         return list(token) if self.characters and has_cjk(token) else [token]
+
+    def reading(self, words: Sequence[str]) -> tuple[list[str], list[int | None]]:
+        """The units the model reads for a sentence of normalized words, and for each word the index of the
+        unit that begins where the word begins (None: the word begins inside a unit). A word's distance is
+        that unit's: the boundary before the word.
+
+        - A character model reads each CJK word a character at a time (`units`).
+        - A jieba word model reads the sentence cut by jieba again, as its training text was cut: words
+          segmented another way (a treebank's, or a user's `--pretokenized` text) would give it word forms
+          it never saw, most of them unknown. A word that begins inside a jieba word gets no distance of its
+          own (None): it is bound to the word before it more tightly than any boundary the model read.
+        - Any other model reads the words as they are."""
+        if self.characters:
+            pieces = [self.units(w) for w in words]
+            starts, offset = [], 0
+            for piece in pieces:
+                starts.append(offset)
+                offset += len(piece)
+            return [u for piece in pieces for u in piece], starts
+        if self.kind != "jieba" or not words:
+            return list(words), list(range(len(words)))
+        text, word_at = "", []
+        for word in words:
+            if text and not (has_cjk(text[-1]) and has_cjk(word[0])):
+                text += " "  # jieba keeps words apart only where a space or a script change parts them
+            word_at.append(len(text))
+            text += word
+        units, unit_at, offset = [], {}, 0
+        for piece in _jieba().lcut(text):
+            if piece.strip():
+                unit_at[offset] = len(units)
+                units.append(self.normalize(piece))
+            offset += len(piece)
+        return units, [unit_at.get(at) for at in word_at]
 
     def to_dict(self) -> dict:
         return asdict(self)

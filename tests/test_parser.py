@@ -452,3 +452,22 @@ def test_a_character_model_gives_each_word_its_first_characters_distance(tiny_lo
     for sentence, g, d in zip(words, got_back, per_char_back):
         starts = [sum(len(w) if w != "N" else 1 for w in sentence[:k]) for k in range(len(sentence))]
         assert g == pytest.approx([d[i] for i in starts], abs=1e-6)  # the boundary before each word
+
+
+def test_a_jieba_model_gives_each_word_the_distance_of_the_jieba_word_it_begins(tiny_loaded):
+    """Words segmented unlike jieba (a treebank's) are read as jieba cuts them; a word that begins inside a
+    jieba word is bound tighter than any boundary of its sentence."""
+    import copy
+    jieba_model = copy.copy(tiny_loaded)
+    jieba_model.tokenizer = dataclasses.replace(tiny_loaded.tokenizer, kind="jieba")
+    jieba_model.members = []
+    words = [["我们", "爱", "北", "京", "天安门"], ["狗"], []]
+    units = [jieba_model.tokenizer.reading(s)[0] for s in words]
+    got = sentence_distances(jieba_model, words, batch_size=2)
+    as_read = sentence_distances(tiny_loaded, units, batch_size=2)
+    assert got[0][:3] == pytest.approx(as_read[0][:3], abs=1e-6)  # 我们 爱 北(京)
+    assert got[0][4] == pytest.approx(as_read[0][-1], abs=1e-6)  # 天安门
+    assert got[0][3] < min(as_read[0])  # 京 begins inside 北京
+    assert got[1] == pytest.approx(as_read[1], abs=1e-6) and got[2] == []
+    layers = sentence_distances(jieba_model, words, all_layers=True)
+    assert layers[0][jieba_model.parse_layer - 1] == pytest.approx(got[0], abs=1e-6)

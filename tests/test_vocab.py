@@ -236,3 +236,23 @@ def test_a_character_tokenizer_reads_cjk_words_a_character_at_a_time(tmp_path):
     assert "".join(units) == "".join(words) and all(len(u) == 1 or not has_cjk(u) for u in units)
     assert len(units) > len(words)
     assert Tokenizer(**chars.to_dict()) == chars  # stored in the model file
+
+
+def test_a_jieba_model_reads_a_sentence_cut_by_jieba_whatever_its_segmentation():
+    jieba_words = Tokenizer("jieba").split("我们爱北京天安门")
+    assert "北京" in jieba_words  # what jieba makes of it, as in a jieba model's training text
+    # a treebank's segmentation: finer here, coarser there
+    words = ["我们", "爱", "北", "京", "天安门"]
+    units, starts = Tokenizer("jieba").reading(words)
+    assert units == jieba_words
+    # each word points to the unit that begins where it begins; 京 begins inside 北京
+    assert starts == [0, 1, units.index("北京"), None, units.index("天安门")]
+    coarser = ["我们爱", "北京天安门"]
+    assert Tokenizer("jieba").reading(coarser) == (jieba_words, [0, units.index("北京")])
+    # words of other scripts stay apart: jieba keeps them apart where the text has a space
+    units, starts = Tokenizer("jieba").reading(["iphone", "n", "手机"])
+    assert units[:2] == ["iphone", "n"] and starts[:2] == [0, 1] and "".join(units) == "iphonen手机"
+    assert Tokenizer("jieba").reading([]) == ([], [])
+    # other models read the words as they are; a character model, each CJK word a character at a time
+    assert Tokenizer("ptb").reading(["do", "n't"]) == (["do", "n't"], [0, 1])
+    assert Tokenizer("jieba", characters=True).reading(["北京", "N", "年"]) == (["北", "京", "N", "年"], [0, 2, 3])
