@@ -55,3 +55,20 @@ def test_levers_scores_each_model_and_their_ensembles(tiny_model_path, tmp_path)
     paper = [r["sentence_f1"] for r in singles if r["split"] == "paper"]
     spread = next(line for line in spread_table.splitlines() if "| 2 | paper |" in line)
     assert f"{sum(paper) / 2:.2f} ± " in spread and f"({min(paper):.2f}–{max(paper):.2f})" in spread
+
+
+def test_nt_asgd_trigger_reads_when_averaging_would_have_begun(tiny_model_path, tmp_path):
+    archive = read_archive(tiny_model_path)
+    stalls, falls = tmp_path / "stalls.onlstm", tmp_path / "falls.onlstm"
+    ppl = [300.0, 200.0, 150.0, 140.0, 139.0, 138.0, 137.0, 210.0]  # epoch 8 is worse than epochs 1-2 (all but the last 5)
+    for target, values in ((stalls, ppl), (falls, sorted(ppl, reverse=True))):
+        history = [{"epoch": float(k + 1), "valid_ppl": v} for k, v in enumerate(values[:-1])]
+        archive["meta"] = dict(archive["meta"], history=history, epochs=float(len(values)), valid_ppl=values[-1])
+        atomic_save(archive, target)
+    got = run_script("scripts/nt_asgd_trigger.py", stalls, falls, "--nonmono", "5")
+    assert got.returncode == 0, got.stderr
+    first, second = got.stdout.splitlines()
+    assert "8 validations" in first and "averaging would have begun after epoch 8" in first
+    assert "8 validations" in second and "the trigger never fires" in second
+    got = run_script("scripts/nt_asgd_trigger.py", stalls, "--nonmono", "7")  # 7 validations before epoch 8: none older than the last 7
+    assert "the trigger never fires" in got.stdout
