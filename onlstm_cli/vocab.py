@@ -92,15 +92,16 @@ class Tokenizer:
             return list(words), list(range(len(words)))
         text, word_at = "", []
         for word in words:
-            if text and not (has_cjk(text[-1]) and has_cjk(word[0])):
-                text += " "  # jieba keeps words apart only where a space or a script change parts them
+            if text and not (has_cjk(text[-1]) or has_cjk(word[0])):
+                text += " "  # as written: Chinese runs on into digits and Latin, Latin words have spaces
             word_at.append(len(text))
-            text += word
+            # a number as a number: jieba would join the letter N to the character after it (N年)
+            text += "0" if word == "N" and self.numbers_to_n else word
         units, unit_at, offset = [], {}, 0
         for piece in _jieba().lcut(text):
             if piece.strip():
                 unit_at[offset] = len(units)
-                units.append(self.normalize(piece))
+                units.append(self.normalize(piece))  # the same form again, and 0 → N
             offset += len(piece)
         return units, [unit_at.get(at) for at in word_at]
 

@@ -249,9 +249,11 @@ def test_a_jieba_model_reads_a_sentence_cut_by_jieba_whatever_its_segmentation()
     assert starts == [0, 1, units.index("北京"), None, units.index("天安门")]
     coarser = ["我们爱", "北京天安门"]
     assert Tokenizer("jieba").reading(coarser) == (jieba_words, [0, units.index("北京")])
-    # words of other scripts stay apart: jieba keeps them apart where the text has a space
-    units, starts = Tokenizer("jieba").reading(["iphone", "n", "手机"])
-    assert units[:2] == ["iphone", "n"] and starts[:2] == [0, 1] and "".join(units) == "iphonen手机"
+    # Latin words keep the space between them; a number (N once normalized) is cut as a number, not as
+    # the letter N that jieba joins to the character after it
+    units, starts = Tokenizer("jieba").reading(["iphone", "pro", "手机"])
+    assert units[:2] == ["iphone", "pro"] and starts[:2] == [0, 1] and "".join(units) == "iphonepro手机"
+    assert Tokenizer("jieba").reading(["我们", "N", "年"]) == (["我们", "N", "年"], [0, 1, 2])
     assert Tokenizer("jieba").reading([]) == ([], [])
     # other models read the words as they are; a character model, each CJK word a character at a time
     assert Tokenizer("ptb").reading(["do", "n't"]) == (["do", "n't"], [0, 1])
