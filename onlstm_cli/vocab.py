@@ -92,7 +92,7 @@ class Tokenizer:
             return list(words), list(range(len(words)))
         text, word_at = "", []
         for word in words:
-            if text and not (has_cjk(text[-1]) or has_cjk(word[0])):
+            if text and not (has_cjk(text[-1]) or has_cjk(word[:1])):
                 text += " "  # as written: Chinese runs on into digits and Latin, Latin words have spaces
             word_at.append(len(text))
             # a number as a number: jieba would join the letter N to the character after it (N年)
