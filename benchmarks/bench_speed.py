@@ -3,6 +3,7 @@
     python benchmarks/bench_speed.py                 # everything (about 10 minutes on 2 cores)
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # parse speed of another model file
+    python benchmarks/bench_speed.py --only parse --model zh --text runs/zh/zh.valid.txt   # of other lines
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
 numbers in benchmarks/README.md come from this script.
@@ -217,17 +218,19 @@ def run_cli(args: list[str], stdin: bytes | None = None) -> tuple[float, int]:
         return wall, int(peak.read() or 0)
 
 
-def bench_parse(repeats: int, model: str = "en") -> list[tuple[str, float, str]]:
-    lines = (DATA / "ptb-lm" / "ptb.test.txt").read_text().splitlines()
+def bench_parse(repeats: int, model: str = "en", text: Path = DATA / "ptb-lm" / "ptb.test.txt"
+                ) -> list[tuple[str, float, str]]:
+    lines = [line for line in text.read_text(encoding="utf-8").splitlines() if line.strip()]
+    name = "PTB" if text.name.startswith("ptb.") else text.name
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         small, big = Path(tmp) / "1k.txt", Path(tmp) / "10k.txt"
-        small.write_text("\n".join(lines[:1000]) + "\n")
-        big.write_text("\n".join((lines * 3)[:10000]) + "\n")
-        for label, extra in (("--pretokenized", ["--pretokenized"]), ("PTB tokenizer", []),
-                             ("PTB tokenizer, --no-ensemble", ["--no-ensemble"])):
+        small.write_text("\n".join(lines[:1000]) + "\n", encoding="utf-8")
+        big.write_text("\n".join((lines * (10000 // len(lines) + 1))[:10000]) + "\n", encoding="utf-8")
+        for label, extra in (("--pretokenized", ["--pretokenized"]), ("the model's tokenizer", []),
+                             ("the model's tokenizer, --no-ensemble", ["--no-ensemble"])):
             runs = [run_cli(["parse", "--model", model, *extra, str(big)]) for _ in range(repeats)]
-            rows.append((f"onlstm parse, 10,000 PTB lines, {label}, end to end",
+            rows.append((f"onlstm parse, 10,000 {name} lines, {label}, end to end",
                          10000 / statistics.median(w for w, _ in runs), "lines/s"))
         _, rss_small = run_cli(["parse", "--model", model, str(small)])
         rows.append(("peak RSS, onlstm parse on 1,000 lines", rss_small / 1024, "MiB"))
@@ -257,13 +260,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default="en", help="the model `--only parse` parses with (default: bundled en)")
+    parser.add_argument("--text", type=Path, default=DATA / "ptb-lm" / "ptb.test.txt",
+                        help="the lines `--only parse` parses, repeated to 10,000 (default: PTB's test text)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # distances run in this process: give them the kernel cache `onlstm parse` runs with (the training
     # comparison runs one window length, so its few shapes fit either way)
     size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
-             "parse": lambda: bench_parse(args.repeats, args.model), "startup": lambda: bench_startup(args.repeats),
+             "parse": lambda: bench_parse(args.repeats, args.model, args.text), "startup": lambda: bench_startup(args.repeats),
              "memory": bench_memory}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores")
     for name, run in parts.items():

@@ -87,9 +87,12 @@ COMBINE_RULES = ("mean", "zscore", "rank")
 
 
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
-                       batch_size: int = 64, all_layers: bool = False, combine: str | None = None) -> list:
+                       batch_size: int = 64, all_layers: bool = False, combine: str | None = None,
+                       model_tokens: bool = False) -> list:
     """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
     model's parse layer), or from every layer as a list per sentence when all_layers is set.
+    `model_tokens`: the words are the model's own tokenizer's cut of the text (parse without
+    --pretokenized), so a jieba model need not cut them again (see `Tokenizer.reading`).
 
     distances[k] is the boundary before word k, whichever way the model reads (see `boundaries_before`).
     For an ensemble file the models' distances are combined per word by `combine` (default: the file's):
@@ -103,7 +106,8 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
         raise ParseError(f"--layer must be between 1 and {n_layers} for this model")
     if combine not in COMBINE_RULES:
         raise ParseError(f"unknown ensemble combination {combine!r}; expected one of {', '.join(COMBINE_RULES)}")
-    runs = [_model_distances(m, sentences, layer, batch_size, all_layers) for m in (loaded, *loaded.members)]
+    runs = [_model_distances(m, sentences, layer, batch_size, all_layers, recut=not model_tokens)
+            for m in (loaded, *loaded.members)]
     if len(runs) == 1:
         return runs[0]
     if all_layers:
@@ -160,11 +164,11 @@ def boundaries_before(after: list[float]) -> list[float]:
 
 
 def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
-                     all_layers: bool) -> list:
+                     all_layers: bool, recut: bool = True) -> list:
     """One model's distances for each sentence's words, whichever way it reads and whatever its units
     (`Tokenizer.reading`): each word gets the distance of the unit it begins, and a word that begins
     inside a unit gets less than any distance of its sentence."""
-    readings = [loaded.tokenizer.reading(words) for words in sentences]
+    readings = [loaded.tokenizer.reading(words, recut) for words in sentences]
     if all(units is words or list(units) == list(words) for (units, _), words in zip(readings, sentences)):
         return _direction_distances(loaded, sentences, layer, batch_size, all_layers)
     per_sentence = _direction_distances(loaded, [units for units, _ in readings], layer, batch_size, all_layers)
@@ -341,7 +345,8 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     for path, indices in by_model.items():
         loaded = cache.get(path)
         prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]
-        distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size)
+        distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
+                                       model_tokens=not pretokenized)
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
                 tree = build_tree(dist, tokens, split or loaded.split)

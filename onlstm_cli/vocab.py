@@ -70,7 +70,7 @@ class Tokenizer:
         token. A character model has no unknown words however the text is segmented."""
         return list(token) if self.characters and has_cjk(token) else [token]
 
-    def reading(self, words: Sequence[str]) -> tuple[list[str], list[int | None]]:
+    def reading(self, words: Sequence[str], recut: bool = True) -> tuple[list[str], list[int | None]]:
         """The units the model reads for a sentence of normalized words, and for each word the index of the
         unit that begins where the word begins (None: the word begins inside a unit). A word's distance is
         that unit's: the boundary before the word.
@@ -80,6 +80,7 @@ class Tokenizer:
           segmented another way (a treebank's, or a user's `--pretokenized` text) would give it word forms
           it never saw, most of them unknown. A word that begins inside a jieba word gets no distance of its
           own (None): it is bound to the word before it more tightly than any boundary the model read.
+          With `recut` False the words are jieba's own cut of the text already and are read as they are.
         - Any other model reads the words as they are."""
         if self.characters:
             pieces = [self.units(w) for w in words]
@@ -88,7 +89,7 @@ class Tokenizer:
                 starts.append(offset)
                 offset += len(piece)
             return [u for piece in pieces for u in piece], starts
-        if self.kind != "jieba" or not words:
+        if self.kind != "jieba" or not recut or not words:
             return list(words), list(range(len(words)))
         text, word_at = "", []
         for word in words:

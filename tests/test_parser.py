@@ -471,3 +471,14 @@ def test_a_jieba_model_gives_each_word_the_distance_of_the_jieba_word_it_begins(
     assert got[1] == pytest.approx(as_read[1], abs=1e-6) and got[2] == []
     layers = sentence_distances(jieba_model, words, all_layers=True)
     assert layers[0][jieba_model.parse_layer - 1] == pytest.approx(got[0], abs=1e-6)
+
+
+def test_a_jieba_models_own_cut_is_read_as_it_is(tiny_loaded):
+    import copy
+    jieba_model = copy.copy(tiny_loaded)
+    jieba_model.tokenizer = dataclasses.replace(tiny_loaded.tokenizer, kind="jieba")
+    jieba_model.members = []
+    words = [["我们", "爱", "北", "京"]]
+    as_given = sentence_distances(tiny_loaded, words)
+    assert sentence_distances(jieba_model, words, model_tokens=True)[0] == pytest.approx(as_given[0], abs=1e-6)
+    assert sentence_distances(jieba_model, words)[0][3] < min(as_given[0])  # cut again: 京 is inside 北京
