@@ -72,3 +72,21 @@ def test_nt_asgd_trigger_reads_when_averaging_would_have_begun(tiny_model_path, 
     assert "8 validations" in second and "the trigger never fires" in second
     got = run_script("scripts/nt_asgd_trigger.py", stalls, "--nonmono", "7")  # 7 validations before epoch 8: none older than the last 7
     assert "the trigger never fires" in got.stdout
+
+
+def test_by_valid_ppl_orders_runs_for_the_shipping_rule(tiny_model_path, tmp_path):
+    archive = read_archive(tiny_model_path)
+    paths = []
+    for name, ppl in (("a", 130.0), ("b", 110.0), ("c", 120.0)):
+        archive["meta"] = dict(archive["meta"], valid_ppl=ppl, epochs=18.0)
+        paths.append(tmp_path / f"{name}.onlstm")
+        atomic_save(archive, paths[-1])
+    got = run_script("scripts/by_valid_ppl.py", *paths)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == [str(tmp_path / n) for n in ("b.onlstm", "c.onlstm", "a.onlstm")]
+    shown = run_script("scripts/by_valid_ppl.py", *paths, "--show").stdout.splitlines()
+    assert shown[0].split("\t")[1:] == ["110.00", "18.0 epochs"]
+    archive["meta"] = dict(archive["meta"], valid_ppl=None)
+    atomic_save(archive, tmp_path / "unvalidated.onlstm")
+    got = run_script("scripts/by_valid_ppl.py", tmp_path / "unvalidated.onlstm", *paths)
+    assert got.returncode != 0 and "without a validation perplexity" in got.stderr
