@@ -90,3 +90,26 @@ def test_by_valid_ppl_orders_runs_for_the_shipping_rule(tiny_model_path, tmp_pat
     atomic_save(archive, tmp_path / "unvalidated.onlstm")
     got = run_script("scripts/by_valid_ppl.py", tmp_path / "unvalidated.onlstm", *paths)
     assert got.returncode != 0 and "without a validation perplexity" in got.stderr
+
+
+def test_average_checkpoints_averages_weights_and_measures_their_perplexity(tiny_model_path, tiny_corpus, tmp_path):
+    import math
+
+    import torch
+    archive = read_archive(tiny_model_path)
+    shifted = dict(archive, state_dict={k: v + 1 if v.is_floating_point() else v
+                                        for k, v in archive["state_dict"].items()},
+                   meta=dict(archive["meta"], epochs=3.0))
+    atomic_save(shifted, tmp_path / "later.onlstm")
+    target = tmp_path / "avg.onlstm"
+    got = run_script("scripts/average_checkpoints.py", tiny_model_path, tmp_path / "later.onlstm",
+                     "--valid", tiny_corpus["valid"], "--out", target)
+    assert got.returncode == 0, got.stderr
+    averaged = load_model(target)
+    first = load_model(tiny_model_path).model.state_dict()
+    for name, tensor in averaged.model.state_dict().items():
+        if tensor.is_floating_point():
+            assert torch.allclose(tensor, first[name] + 0.5, atol=2e-2), name  # float16 files
+    assert averaged.meta["epochs"] == 3.0 and len(averaged.meta["averaged_from"]) == 2
+    assert math.isfinite(averaged.meta["valid_ppl"]) and averaged.meta["valid_ppl"] != archive["meta"]["valid_ppl"]
+    assert f"valid ppl {averaged.meta['valid_ppl']:.2f}" in got.stdout
