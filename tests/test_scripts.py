@@ -113,3 +113,20 @@ def test_average_checkpoints_averages_weights_and_measures_their_perplexity(tiny
     assert averaged.meta["epochs"] == 3.0 and len(averaged.meta["averaged_from"]) == 2
     assert math.isfinite(averaged.meta["valid_ppl"]) and averaged.meta["valid_ppl"] != archive["meta"]["valid_ppl"]
     assert f"valid ppl {averaged.meta['valid_ppl']:.2f}" in got.stdout
+
+
+def test_seed_agreement_is_full_for_a_model_and_its_copy(tiny_model_path, tmp_path):
+    backwards = right_to_left_copy(tiny_model_path, tmp_path)
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat on the mat\nthe dog saw a cat on the mat\na b\n", encoding="utf-8")
+    atomic_save(read_archive(tiny_model_path), tmp_path / "copy.onlstm")
+    got = run_script("scripts/seed_agreement.py", tiny_model_path, tmp_path / "copy.onlstm", backwards,
+                     "--text", text, "--pretokenized")
+    assert got.returncode == 0, got.stderr
+    assert "2 lines" in got.stdout  # "a b" is too short to have spans to agree on
+    pairs = {tuple(c.strip() for c in line.split("|")[1:3]): float(line.split("|")[3])
+             for line in got.stdout.split("\n\n")[0].splitlines()[2:]}
+    assert pairs[str(tiny_model_path), str(tmp_path / "copy.onlstm")] == 100.0
+    assert all(0 <= v <= 100 for v in pairs.values())
+    lone = run_script("scripts/seed_agreement.py", tiny_model_path, "--text", text)
+    assert lone.returncode != 0 and "two models or more" in lone.stderr
