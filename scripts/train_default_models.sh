@@ -9,9 +9,9 @@
 #   English: seeds 1111, 2, 3, 18 epochs each; Chinese: seeds 1111, 2, 3, 5 epochs each (the recipe is in
 #   scripts/train_next_models.sh; every run resumes from its checkpoint if the script is started again).
 # The shipping rule (models/README.md) orders each language's runs by validation perplexity, lowest first;
-# the cards say why the bundled English model is not simply the first of them (a release gate on the dev
-# trees, and a seed-agreement rule for the next retrain). The script prints the order, the seeds' agreement,
-# and the commands that ship a run with the bundled models' parse layer and split rule.
+# models/README.md says why the bundled English model is not the first of them (a release gate on the dev
+# trees). The script prints the order, the seeds' agreement (scripts/seed_agreement.py, gold-free), and the
+# commands that ship a run with the bundled models' parse layer and split rule.
 set -euo pipefail
 data=${1:-../shared/data}
 out=${2:-runs}
