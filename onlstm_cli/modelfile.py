@@ -126,6 +126,15 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
     }
 
 
+def validation_history(meta: dict) -> list[dict]:
+    """A model file's validations, {"epoch", "valid_ppl"} each, its own last: the file is written before its
+    own validation joins the run's history."""
+    history = [h for h in meta.get("history") or [] if h.get("valid_ppl") is not None]
+    if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
+        history.append({"epoch": meta["epochs"], "valid_ppl": round(meta["valid_ppl"], 2)})
+    return history
+
+
 def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 

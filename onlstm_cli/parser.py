@@ -168,9 +168,9 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, bat
     """One model's distances for each sentence's words, whichever way it reads and whatever its units
     (`Tokenizer.reading`): each word gets the distance of the unit it begins, and a word that begins
     inside a unit gets less than any distance of its sentence."""
-    readings = [loaded.tokenizer.reading(words, recut) for words in sentences]
-    if all(units is words or list(units) == list(words) for (units, _), words in zip(readings, sentences)):
+    if loaded.tokenizer.reads_words_as_given(recut):
         return _direction_distances(loaded, sentences, layer, batch_size, all_layers)
+    readings = [loaded.tokenizer.reading(words, recut) for words in sentences]
     per_sentence = _direction_distances(loaded, [units for units, _ in readings], layer, batch_size, all_layers)
 
     def of_words(d: list[float], starts: list[int | None]) -> list[float]:

@@ -70,6 +70,10 @@ class Tokenizer:
         token. A character model has no unknown words however the text is segmented."""
         return list(token) if self.characters and has_cjk(token) else [token]
 
+    def reads_words_as_given(self, recut: bool = True) -> bool:
+        """True when the model reads a sentence's words as they are (see `reading`)."""
+        return not self.characters and (self.kind != "jieba" or not recut)
+
     def reading(self, words: Sequence[str], recut: bool = True) -> tuple[list[str], list[int | None]]:
         """The units the model reads for a sentence of normalized words, and for each word the index of the
         unit that begins where the word begins (None: the word begins inside a unit). A word's distance is
@@ -89,7 +93,7 @@ class Tokenizer:
                 starts.append(offset)
                 offset += len(piece)
             return [u for piece in pieces for u in piece], starts
-        if self.kind != "jieba" or not recut or not words:
+        if self.reads_words_as_given(recut) or not words:
             return list(words), list(range(len(words)))
         text, word_at = "", []
         for word in words:

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from onlstm_cli.formats import to_bracket  # noqa: E402
-from onlstm_cli.modelfile import load_model  # noqa: E402
+from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
 from onlstm_cli.parser import parse_lines  # noqa: E402
 
 
@@ -66,13 +66,9 @@ def main() -> None:
     elif cfg.reverse:
         out.append("| direction | right to left (trained on reversed sentences) |")
     out.append("")
-    history = list(meta.get("history") or [])
-    # the model file is written before its own epoch joins the history
-    if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
-        history.append({"epoch": meta["epochs"], "valid_ppl": round(meta["valid_ppl"], 2)})
+    history = validation_history(meta)
     if history:
-        out += ["Validation perplexity by epoch: " + ", ".join(
-            f"{h['epoch']:g}: {h['valid_ppl']}" for h in history if h.get("valid_ppl") is not None), ""]
+        out += ["Validation perplexity by epoch: " + ", ".join(f"{h['epoch']:g}: {h['valid_ppl']}" for h in history), ""]
     for path in args.eval:
         report = json.loads(Path(path).read_text())
         out += [f"## `onlstm evaluate --gold {report['gold']}` ({report['sentences']} sentences, "

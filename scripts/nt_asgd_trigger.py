@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.modelfile import load_model  # noqa: E402
+from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
 from onlstm_cli.train import should_average  # noqa: E402
 
 
@@ -24,11 +24,7 @@ def main() -> None:
     ap.add_argument("--nonmono", type=int, default=5)
     args = ap.parse_args()
     for path in args.models:
-        meta = load_model(path).meta
-        history = [h for h in meta.get("history") or [] if h.get("valid_ppl") is not None]
-        # a model file is written before its own validation joins the history
-        if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
-            history.append({"epoch": meta["epochs"], "valid_ppl": round(meta["valid_ppl"], 2)})
+        history = validation_history(load_model(path).meta)
         fired = next((h["epoch"] for k, h in enumerate(history)
                       if should_average(history[:k], h["valid_ppl"], args.nonmono)), None)
         last = history[-1] if history else {"epoch": 0, "valid_ppl": None}
