@@ -17,7 +17,7 @@ from typing import List, Optional
 
 import typer
 
-from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, TrainConfig
+from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, SelfTrainConfig, TrainConfig
 from .errors import OnlstmError
 from .help_format import PlainGroup
 from .input_lines import read_input_batches
@@ -134,6 +134,7 @@ class MasterInput(str, Enum):
 # The `train` options' defaults are the config dataclasses' (one place for each).
 MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
 TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+SELF_TRAIN_DEFAULTS = {f.name: f.default for f in fields(SelfTrainConfig)}
 
 
 def duration_text(seconds: float | None) -> str:
@@ -172,22 +173,28 @@ def train(
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
     reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
-    lr: float = typer.Option(TRAIN_DEFAULTS["lr"], "--lr", help="Learning rate."),
+    lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam)."),
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
     clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
-    batch_size: int = typer.Option(TRAIN_DEFAULTS["batch_size"], "--batch-size", help="Sequences per step in each process (with torchrun, the global batch is processes × this)."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help=f"Sequences per step in each process (with torchrun, the global batch is processes × this); default {TRAIN_DEFAULTS['batch_size']}, with --teacher {SELF_TRAIN_DEFAULTS['batch_size']} sentences."),
     bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation."),
     seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed", help="Random seed of the initial weights, dropout masks and windows (the same seed and options give the same model)."),
-    epochs: int = typer.Option(TRAIN_DEFAULTS["epochs"], "--epochs", help="Most epochs (the time budget usually ends training first)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help=f"Most epochs (default {TRAIN_DEFAULTS['epochs']}: the time budget usually ends training first; with --teacher {SELF_TRAIN_DEFAULTS['epochs']}, fewer when validation stops improving)."),
     time_budget: Optional[str] = typer.Option(duration_text(TRAIN_DEFAULTS["time_budget"]), "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
     device: str = typer.Option(TRAIN_DEFAULTS["device"], "--device", help="auto, cpu or cuda."),
     threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores)."),
     checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
+    teacher: Optional[str] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
+    if teacher is not None:
+        return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads)
+    epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
+    lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
+    batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
     if valid is not None and not valid.is_file():
@@ -255,6 +262,40 @@ def train(
                    f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def self_train_command(corpus: Path, out: Path, valid: Path | None, teacher: str, resume: Path | None,
+                       epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
+                       budget: float | None, threads: int | None) -> None:
+    """`train --teacher`: the span parser of self_training.py."""
+    if not corpus.is_file():
+        raise UserError(f"corpus not found: {corpus}")
+    if valid is None:
+        raise UserError("--teacher needs --valid: the teacher's trees of the validation text choose the epoch kept")
+    if not valid.is_file():
+        raise UserError(f"validation file not found: {valid}")
+    if resume is not None and not resume.is_file():
+        raise UserError(f"checkpoint not found: {resume}")
+    config = SelfTrainConfig(seed=seed)
+    for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
+                               ("--lr", lr, "lr")):
+        if value is not None:
+            if value <= 0:
+                raise UserError(f"{name} must be positive")
+            setattr(config, field, value)
+    if threads is not None:
+        if threads < 1:
+            raise UserError("--threads must be at least 1")
+        import torch
+        torch.set_num_threads(threads)
+    from .parser import ModelCache, resolve_model
+    from .self_training import self_train
+    loaded = ModelCache("cpu").get(resolve_model(teacher))
+    result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
+                        log=lambda line: typer.echo(line, err=True))
+    how = "stopped: validation no longer improving" if result.stopped_early else "done"
+    typer.echo(f"{how}: {result.epochs_done} epochs in {result.seconds / 60:.1f} min; best validation loss "
+               f"{result.best_valid_loss:.4f}; model: {result.out}; checkpoint: {result.checkpoint}", err=True)
 
 
 class OutputFormat(str, Enum):
@@ -416,23 +457,32 @@ def evaluate(
         sample = " ".join(w for s in sentences[:50] for w in s.words)
         path = resolve_model(model, sample)
         loaded = ModelCache(device, ensemble).get(path)
+        by_span_parser = loaded.span_parser is not None and layer is None
         layer = loaded.parse_layer if layer is None else layer
-        report["split"] = split.value if split else loaded.split
+        layer_split = split.value if split else loaded.split
+        report["split"] = "symmetric" if by_span_parser else layer_split
         normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
-        per_layer = sentence_distances(loaded, normalized, layer, all_layers=True)
+        per_layer = None if by_span_parser and not all_layers else sentence_distances(loaded, normalized, layer,
+                                                                                      all_layers=True)
         report.update(model=str(path), layer=layer, valid_ppl=loaded.meta.get("valid_ppl"))
 
         def model_trees(k: int):
-            return [build_tree(d[k - 1], s.words, report["split"]) for d, s in zip(per_layer, sentences)]
+            return [build_tree(d[k - 1], s.words, layer_split) for d, s in zip(per_layer, sentences)]
 
         if text:
             from .train import text_perplexity
             report["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
-        shown = (model_trees(layer), [d[layer - 1] for d in per_layer])
-        systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
+        if by_span_parser:
+            report["layer"] = None
+            distances = sentence_distances(loaded, normalized)
+            shown = ([build_tree(d, s.words, "symmetric") for d, s in zip(distances, sentences)], distances)
+            systems["span parser (self-trained)"] = score(sentences, shown[0])
+        else:
+            shown = (model_trees(layer), [d[layer - 1] for d in per_layer])
+            systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
         if all_layers:
             for k in range(1, loaded.config.n_layers + 1):
-                if k != layer:
+                if by_span_parser or k != layer:
                     systems[f"onlstm (layer {k})"] = score(sentences, model_trees(k))
     words = [s.words for s in sentences]
     for name, label in BASELINE_ROWS:

@@ -56,3 +56,29 @@ class TrainConfig:
     eval_batch_size: int = 10
     checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
     loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
+
+
+@dataclass
+class SpanParserConfig:
+    """The self-trained span parser (span_parser.py): a BiLSTM over words, an MLP over spans."""
+    vocab_size: int
+    emb_size: int = 200      # the teacher's embeddings start it when their size matches
+    hidden_size: int = 200   # per direction
+    n_layers: int = 2
+    mlp_size: int = 250
+    dropout: float = 0.3
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SelfTrainConfig:
+    """Training the span parser on a teacher model's trees (self_training.py)."""
+    epochs: int = 8
+    batch_size: int = 32          # sentences per step
+    lr: float = 1e-3              # Adam
+    clip: float = 5.0
+    max_len: int = 100            # longer training sentences are left out (a span tensor grows as n²)
+    patience: int = 2             # stop after this many epochs without a better validation loss
+    seed: int = 1111

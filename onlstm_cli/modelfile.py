@@ -8,10 +8,13 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
      "combine": "mean" (how an ensemble's distances are combined, see parser.sentence_distances; optional),
      "weights": [1.0, ...] (one per model, the first included: the weighted average's weights; optional),
      "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...},
-     "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional)}
+     "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional),
+     "span_parser": {"config": {...SpanParserConfig}, "state_dict": {...}, "meta": {...}} (optional)}
 
 An ensemble file carries further language models of the same shape as "members" (trained the same way,
 with other seeds, or reading right to left); parsing combines the distances of all of them. Perplexity is the first model's.
+A self-trained file (self_training.py) carries a span parser trained on its language model's trees; the span
+parser then parses, and the language model gives perplexity and the distances of `--layer`.
 
 Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,
 position in the data and best validation perplexity added.
@@ -53,6 +56,7 @@ class LoadedModel:
     members: list["LoadedModel"] = field(default_factory=list)  # further models whose distances are combined
     combine: str = "mean"  # how: "mean", "zscore" or "rank" (parser.sentence_distances)
     weights: list[float] | None = None  # one per model (this one first); None: equal
+    span_parser: object = None  # a self-trained SpanParser (span_parser.py): when present, it parses
 
     @property
     def config(self) -> ModelConfig:
@@ -215,6 +219,8 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
         raise ModelFileError(f"{path} is damaged: its ensemble weights do not fit its {1 + len(members)} model(s)")
     loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
                          combine=combine, weights=weights)
+    if archive.get("span_parser") is not None:
+        loaded.span_parser = span_parser_from_archive(archive["span_parser"], len(vocab), path)
     for k, member in enumerate(members):
         if not isinstance(member, dict):
             raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")
@@ -225,6 +231,24 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
             raise ModelFileError(f"{path}: ensemble member {k + 1} tokenizes differently from the first model")
         loaded.members.append(part)
     return loaded
+
+
+def span_parser_from_archive(section, vocab_size: int, path: str):
+    from .config import SpanParserConfig
+    from .span_parser import SpanParser
+    try:
+        config = SpanParserConfig(**section["config"])
+        parser = SpanParser(config)
+        parser.load_state_dict(section["state_dict"])
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{path or 'model file'}: its span parser is damaged or incompatible: {reason[:160]}") from None
+    if config.vocab_size != vocab_size:
+        raise ModelFileError(f"{path} is damaged: the span parser's vocabulary does not match the model's")
+    if not all(bool(torch.isfinite(p).all()) for p in parser.state_dict().values()):
+        raise ModelFileError(f"{path} has span parser weights that are not finite numbers (NaN or inf)")
+    parser.meta = dict(section.get("meta", {}))
+    return parser.eval()
 
 
 def load_model(path: str | Path) -> LoadedModel:

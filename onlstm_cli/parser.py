@@ -79,11 +79,21 @@ class ModelCache:
             device = resolve_device(self.device)
             for part in (loaded, *loaded.members):
                 part.model.to(device)
+            if loaded.span_parser is not None:
+                loaded.span_parser.to(device)
             self._loaded[key] = loaded
         return self._loaded[key]
 
 
 COMBINE_RULES = ("mean", "zscore", "rank")
+
+
+def split_rule(loaded, layer: int | None = None, split: str | None = None) -> str:
+    """The split rule that builds trees from `sentence_distances(loaded, …, layer)`: the symmetric one for a
+    span parser's split heights (only it rebuilds the span parser's tree), else `split` or the model's."""
+    if loaded.span_parser is not None and layer is None:
+        return "symmetric"
+    return split or loaded.split
 
 
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
@@ -98,7 +108,11 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     For an ensemble file the models' distances are combined per word by `combine` (default: the file's):
     "mean" averages them as they are; "zscore" and "rank" first put each model's distances for a
     sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ. The
-    average is weighted by the file's member weights (e.g. less weight on a weaker direction), equal by default."""
+    average is weighted by the file's member weights (e.g. less weight on a weaker direction), equal by default.
+    A self-trained file's span parser gives the distances (its tree's split heights) unless a layer is asked for."""
+    if loaded.span_parser is not None and layer is None and not all_layers:
+        return _model_distances(loaded, sentences, lambda units: _span_distances(loaded, units, batch_size),
+                                recut=not model_tokens)
     n_layers = loaded.config.n_layers
     layer = loaded.parse_layer if layer is None else layer
     combine = combine or loaded.combine
@@ -106,7 +120,9 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
         raise ParseError(f"--layer must be between 1 and {n_layers} for this model")
     if combine not in COMBINE_RULES:
         raise ParseError(f"unknown ensemble combination {combine!r}; expected one of {', '.join(COMBINE_RULES)}")
-    runs = [_model_distances(m, sentences, layer, batch_size, all_layers, recut=not model_tokens)
+    runs = [_model_distances(m, sentences, functools.partial(_direction_distances, m, layer=layer,
+                                                             batch_size=batch_size, all_layers=all_layers),
+                             all_layers, recut=not model_tokens)
             for m in (loaded, *loaded.members)]
     if len(runs) == 1:
         return runs[0]
@@ -163,15 +179,15 @@ def boundaries_before(after: list[float]) -> list[float]:
     return [min(after)] + after[:-1]
 
 
-def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
-                     all_layers: bool, recut: bool = True) -> list:
-    """One model's distances for each sentence's words, whichever way it reads and whatever its units
-    (`Tokenizer.reading`): each word gets the distance of the unit it begins, and a word that begins
-    inside a unit gets less than any distance of its sentence."""
+def _model_distances(loaded, sentences: Sequence[Sequence[str]], reader, all_layers: bool = False,
+                     recut: bool = True) -> list:
+    """One model's distances for each sentence's words, whatever its units (`Tokenizer.reading`): `reader`
+    gives the distances of the units; each word gets the distance of the unit it begins, and a word that
+    begins inside a unit gets less than any distance of its sentence."""
     if loaded.tokenizer.reads_words_as_given(recut):
-        return _direction_distances(loaded, sentences, layer, batch_size, all_layers)
+        return reader(sentences)
     readings = [loaded.tokenizer.reading(words, recut) for words in sentences]
-    per_sentence = _direction_distances(loaded, [units for units, _ in readings], layer, batch_size, all_layers)
+    per_sentence = reader([units for units, _ in readings])
 
     def of_words(d: list[float], starts: list[int | None]) -> list[float]:
         inside = min(d, default=0.0) - 1.0
@@ -179,6 +195,13 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, bat
     if all_layers:
         return [[of_words(d, starts) for d in layers] for layers, (_, starts) in zip(per_sentence, readings)]
     return [of_words(d, starts) for d, (_, starts) in zip(per_sentence, readings)]
+
+
+def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:
+    """The split heights of the span parser's tree of each sentence (span_parser.py)."""
+    from .span_parser import span_distances
+    vocab = loaded.vocab
+    return span_distances(loaded.span_parser, [vocab.encode(s) for s in sentences], vocab.eos_id, batch_size)
 
 
 def _direction_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
@@ -347,13 +370,14 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
                                        model_tokens=not pretokenized)
+        rule = split_rule(loaded, layer, split)
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
-                tree = build_tree(dist, tokens, split or loaded.split)
+                tree = build_tree(dist, tokens, rule)
                 results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
                 continue
             positions = [i for i, f in enumerate(fed) if f]
-            inner = build_tree(dist, positions, split or loaded.split) if positions else None
+            inner = build_tree(dist, positions, rule) if positions else None
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):
                 per_token[i] = d

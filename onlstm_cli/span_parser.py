@@ -1,0 +1,116 @@
+"""A span parser for self-training: a BiLSTM scores every span, CKY picks the best binary tree.
+
+Trained on an ON-LSTM's trees over plain text (self_training.py), it reads each sentence in both
+directions at once, which a left-to-right language model cannot. The span representation is the
+fencepost difference of Stern et al. (2017): with f_k, b_k the forward and backward states at position k
+of `<eos> w1 … wn <eos>`, the span of words i+1 … j is [f_j − f_i ; b_(i+1) − b_(j+1)], scored by a
+one-hidden-layer MLP. Its first layer is linear, so it is applied to each fencepost once (g_k) and a span's
+hidden layer is relu(g_j − g_i + bias): no (batch, n, n, 2·hidden) tensor is built.
+
+Each span is trained as "in the teacher's tree or not" (binary cross-entropy); the tree with the largest
+sum of span log-odds is then the most probable tree under independent spans, and CKY finds it exactly.
+The tree goes to the rest of onlstm as distances (`split_heights`): the boundary before word k gets the
+length of the constituent that splits there, so the symmetric split rule rebuilds exactly the CKY tree.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .config import SpanParserConfig
+
+
+class SpanParser(nn.Module):
+    def __init__(self, config: SpanParserConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.emb_size)
+        self.lstm = nn.LSTM(config.emb_size, config.hidden_size, config.n_layers, batch_first=True,
+                            bidirectional=True, dropout=config.dropout if config.n_layers > 1 else 0.0)
+        self.fencepost = nn.Linear(2 * config.hidden_size, config.mlp_size, bias=False)
+        self.bias = nn.Parameter(torch.zeros(config.mlp_size))
+        self.out = nn.Linear(config.mlp_size, 1)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """ids: (B, n_max + 2), each row `<eos> w1 … wn <eos>` padded at the end; lengths: n per row.
+        Returns span scores (B, n_max + 1, n_max + 1): [b, i, j] is the log-odds that words i+1 … j
+        (fenceposts i < j) form a constituent; entries outside a sentence are meaningless."""
+        x = self.drop(self.embed(ids))
+        packed = pack_padded_sequence(x, (lengths + 2).cpu(), batch_first=True, enforce_sorted=False)
+        states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=ids.shape[1])
+        states = self.drop(states)
+        h = self.config.hidden_size
+        forward, backward = states[..., :h], states[..., h:]
+        g = self.fencepost(torch.cat([forward[:, :-1], backward[:, 1:]], dim=-1))  # (B, n_max + 1, mlp)
+        hidden = torch.relu(g[:, None, :, :] - g[:, :, None, :] + self.bias)  # [b, i, j] = g_j − g_i
+        return self.out(self.drop(hidden)).squeeze(-1)
+
+
+def trainable_spans(lengths: torch.Tensor, size: int) -> torch.Tensor:
+    """(B, size, size) mask of the spans a tree decides: i < j ≤ n, at least two words, not the whole sentence."""
+    i = torch.arange(size)[:, None]
+    j = torch.arange(size)[None, :]
+    n = lengths[:, None, None]
+    return (j - i >= 2)[None] & (j[None] <= n) & ~((i[None] == 0) & (j[None] == n))
+
+
+def cky(scores: torch.Tensor, lengths: list[int]) -> list[list[int]]:
+    """The best binary tree of each sentence under span scores (B, size, size): returns, per sentence,
+    the split point (fencepost) chosen for each span, as `split_heights` distances."""
+    scores = scores.detach().float().cpu()
+    batch, size = scores.shape[0], scores.shape[1]
+    best = torch.zeros_like(scores)   # best[b, i, j]: the best total score of a tree over words i+1 … j
+    split = torch.zeros(batch, size, size, dtype=torch.long)
+    for length in range(2, max(lengths, default=0) + 1):
+        starts = torch.arange(0, size - length)
+        middles = starts[:, None] + torch.arange(1, length)[None, :]  # (spans, length − 1)
+        ends = starts + length
+        totals = best[:, starts[:, None], middles] + best[:, middles, ends[:, None]]
+        value, choice = totals.max(-1)
+        best[:, starts, ends] = scores[:, starts, ends] + value
+        split[:, starts, ends] = torch.gather(middles.expand(batch, -1, -1), 2, choice[..., None]).squeeze(-1)
+    return [split_heights(split[b].tolist(), n) for b, n in enumerate(lengths)]
+
+
+def split_heights(split: list[list[int]], n: int) -> list[int]:
+    """Distances that rebuild the tree of `split` (split[i][j]: where span i…j splits) with the symmetric
+    rule: the boundary before word k gets the length of the span that splits there, which is larger than
+    any boundary inside its two parts; the first word, before which no span splits, gets 0."""
+    heights = [0] * n
+    stack = [(0, n)]
+    while stack:
+        i, j = stack.pop()
+        if j - i < 2:
+            continue
+        k = split[i][j]
+        heights[k] = j - i
+        stack.append((i, k))
+        stack.append((k, j))
+    return heights
+
+
+def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, batch_size: int = 64) -> list[list[int]]:
+    """Each sentence's distances (split heights of its CKY tree); sentences are word-id lists."""
+    results: list = [None] * len(ids_of)
+    order = sorted(range(len(ids_of)), key=lambda k: len(ids_of[k]))
+    device = next(parser.parameters()).device
+    parser.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            ids, lengths = padded(ids_of, batch, eos_id)
+            heights = cky(parser(ids.to(device), lengths.to(device)), lengths.tolist())
+            for k, h in zip(batch, heights):
+                results[k] = h
+    return results
+
+
+def padded(ids_of: list[list[int]], batch: list[int], eos_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, n_max + 2) rows `<eos> w1 … wn <eos>` padded with <eos>, and the lengths n."""
+    lengths = torch.tensor([len(ids_of[k]) for k in batch])
+    ids = torch.full((len(batch), int(lengths.max()) + 2), eos_id, dtype=torch.long)
+    for row, k in enumerate(batch):
+        ids[row, 1:len(ids_of[k]) + 1] = torch.tensor(ids_of[k], dtype=torch.long)
+    return ids, lengths

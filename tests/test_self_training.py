@@ -1,0 +1,172 @@
+"""The span parser (CKY, split heights) and self-training on a teacher model's trees."""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+import torch
+
+from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.span_parser import SpanParser, cky, split_heights, trainable_spans
+from onlstm_cli.trees import build_tree, tree_spans
+
+
+def all_binary_span_sets(i: int, j: int):
+    """Every binary tree over words i+1 … j, as its set of spans (root included)."""
+    if j - i == 1:
+        yield frozenset()
+        return
+    for k in range(i + 1, j):
+        for left in all_binary_span_sets(i, k):
+            for right in all_binary_span_sets(k, j):
+                yield left | right | {(i, j)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cky_finds_the_tree_with_the_largest_score(seed):
+    rng = random.Random(seed)
+    lengths = [6, 5, 2, 1]
+    size = max(lengths) + 1
+    scores = torch.tensor([[[rng.gauss(0, 1) for _ in range(size)] for _ in range(size)] for _ in lengths])
+    for b, (n, heights) in enumerate(zip(lengths, cky(scores, lengths))):
+        chosen = tree_spans(build_tree(heights, list(range(n)), "symmetric")) if n else set()
+        best = max(all_binary_span_sets(0, n), key=lambda spans: sum(float(scores[b, i, j]) for i, j in spans))
+        assert chosen == {s for s in best if s != (0, n)}
+
+
+def test_split_heights_rebuild_every_binary_tree_with_the_symmetric_rule():
+    n = 5
+    for spans in all_binary_span_sets(0, n):
+        split = [[0] * (n + 1) for _ in range(n + 1)]
+        for i, j in spans:  # each span splits where its left child (the longest part starting at i) ends
+            split[i][j] = max(k for (a, k) in spans | {(i, i + 1)} if a == i and k < j)
+        heights = split_heights(split, n)
+        assert tree_spans(build_tree(heights, list(range(n)), "symmetric")) == {s for s in spans if s != (0, n)}
+
+
+def test_trainable_spans_are_the_inner_spans_of_two_words_or_more():
+    mask = trainable_spans(torch.tensor([4, 2]), 5)
+    inner = {(i, j) for i, j in itertools.combinations(range(5), 2) if j - i >= 2 and (i, j) != (0, 4)}
+    assert {tuple(ij) for ij in mask[0].nonzero().tolist()} == inner
+    assert not mask[1].any()  # a two-word sentence has no span to decide
+
+
+def test_span_scores_of_a_sentence_do_not_depend_on_the_batch_padding():
+    torch.manual_seed(0)
+    parser = SpanParser(SpanParserConfig(vocab_size=12, emb_size=8, hidden_size=6, mlp_size=5)).eval()
+    short = torch.tensor([[1, 4, 5, 1]])
+    batch = torch.tensor([[1, 4, 5, 1, 1, 1], [1, 6, 7, 8, 9, 1]])
+    alone = parser(short, torch.tensor([2]))
+    padded = parser(batch, torch.tensor([2, 4]))
+    assert torch.allclose(alone[0], padded[0, :3, :3], atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.self_training import self_train
+    out = tmp_path_factory.mktemp("student") / "student.onlstm"
+    self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"],
+               SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=16,
+                                mlp_size=16), SelfTrainConfig(epochs=6, batch_size=8, lr=0.01, patience=6),
+               log=lambda line: None)
+    return out
+
+
+def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, tiny_corpus):
+    """Trained on the teacher's trees, the student agrees with them on the validation text far more than
+    right-branching trees do."""
+    from onlstm_cli.corpus import read_corpus
+    from onlstm_cli.metrics import sentence_f1
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.parser import sentence_distances
+    teacher, student = load_model(tiny_model_path), load_model(student_path)
+    sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
+    wanted = [build_tree(d, s, teacher.split) for d, s in zip(sentence_distances(teacher, sentences), sentences)]
+    got = [build_tree(d, s, "symmetric") for d, s in zip(sentence_distances(student, sentences), sentences)]
+    right = [build_tree(list(range(len(s), 0, -1)), s, "paper") for s in sentences]
+
+    def agreement(trees):
+        return sum(sentence_f1(tree_spans(t), tree_spans(w)) for t, w in zip(trees, wanted)) / len(wanted)
+    assert agreement(got) > agreement(right) + 0.1
+    assert agreement(got) > 0.8
+
+
+def test_a_self_trained_file_parses_with_its_span_parser_and_keeps_its_language_model(student_path, runner):
+    from onlstm_cli.api import Parser
+    from onlstm_cli.cli import app
+    from onlstm_cli.modelfile import load_model
+    loaded = load_model(student_path)
+    assert loaded.span_parser is not None and loaded.span_parser.meta["epochs"] >= 1
+    parser = Parser.load(str(student_path))
+    distances = parser.distances("The cat saw a dog near the house .")
+    assert distances[-1] is None and all(float(d).is_integer() for d in distances[:-1])
+    assert sorted(distances[:-1])[-1] == 8  # the root splits the eight words
+    layered = Parser.load(str(student_path), layer=2).distances("The cat saw a dog near the house .")
+    assert layered[:-1] != distances[:-1]  # --layer reads the language model instead
+    result = runner.invoke(app, ["parse", "-m", str(student_path), "--format", "bracket"],
+                           input="The cat saw a dog .\n")
+    assert result.exit_code == 0 and result.stdout.count("(") == 6 + 5  # six leaves (the full stop too), five inner nodes
+
+
+def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(student_path, runner):
+    import json
+
+    from onlstm_cli.cli import app
+    from tests.conftest import FIXTURES
+    result = runner.invoke(app, ["evaluate", "-g", str(FIXTURES / "cli_gold.trees"), "-m", str(student_path),
+                                 "--all-layers", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    systems = list(report["systems"])
+    assert systems[0] == "span parser (self-trained)" and report["split"] == "symmetric"
+    assert {"onlstm (layer 1)", "onlstm (layer 2)", "onlstm (layer 3)"} <= set(systems)
+
+
+def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpus, tmp_path):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.self_training import self_train
+    config = SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=8,
+                              mlp_size=8)
+    out = tmp_path / "s.onlstm"
+    lines: list[str] = []
+    first = self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"], config,
+                       SelfTrainConfig(epochs=1, batch_size=8, patience=5), log=lines.append)
+    assert first.epochs_done == 1 and first.checkpoint.is_file() and out.is_file()
+    lines.clear()
+    second = self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"], config,
+                        SelfTrainConfig(epochs=3, batch_size=8, patience=5), resume=first.checkpoint,
+                        log=lines.append)
+    assert second.epochs_done == 3
+    assert any(line.startswith("resumed after epoch 1") for line in lines)
+    assert [line.split(":")[0] for line in lines if line.startswith("epoch") and "validation" in line] == \
+        ["epoch 2", "epoch 3"]
+
+
+def test_train_teacher_needs_validation_text(runner, model, tiny_corpus, tmp_path):
+    from onlstm_cli.cli import app
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "-o", str(tmp_path / "s.onlstm")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --teacher needs --valid: the teacher's trees of the validation text choose the epoch kept"]
+
+
+def test_train_teacher_refuses_a_language_models_checkpoint(runner, model, tiny_corpus, tmp_path):
+    from onlstm_cli.cli import app
+    from onlstm_cli.modelfile import atomic_save
+    checkpoint = tmp_path / "lm.ckpt"
+    archive = torch.load(model, weights_only=True)
+    atomic_save(dict(archive, format="onlstm-checkpoint"), checkpoint)
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "--valid",
+                                 str(tiny_corpus["valid"]), "--resume", str(checkpoint), "-o", str(tmp_path / "s.onlstm")])
+    assert result.exit_code == 2 and "not a span parser's" in result.output and "Traceback" not in result.output
+
+
+def test_a_damaged_span_parser_is_a_one_line_error(student_path, tmp_path):
+    from onlstm_cli.modelfile import ModelFileError, atomic_save, load_model
+    archive = torch.load(student_path, weights_only=True)
+    archive["span_parser"]["state_dict"].pop("out.weight")
+    atomic_save(archive, tmp_path / "bad.onlstm")
+    with pytest.raises(ModelFileError, match="span parser is damaged"):
+        load_model(tmp_path / "bad.onlstm")
