@@ -199,9 +199,16 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], reader, all_lay
 
 def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:
     """The split heights of the span parser's tree of each sentence (span_parser.py)."""
+    import torch
+
     from .span_parser import span_distances
     vocab = loaded.vocab
-    return span_distances(loaded.span_parser, [vocab.encode(s) for s in sentences], vocab.eos_id, batch_size)
+    ids_of = [vocab.encode(s) for s in sentences]
+    threads = torch.get_num_threads()
+    if threads > 1 and len(sentences) > batch_size and loaded.span_parser.bias.device.type == "cpu":
+        with batches_side_by_side(threads) as pool:
+            return span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map)
+    return span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size)
 
 
 def _direction_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,

@@ -44,8 +44,10 @@ class SpanParser(nn.Module):
         h = self.config.hidden_size
         forward, backward = states[..., :h], states[..., h:]
         g = self.fencepost(torch.cat([forward[:, :-1], backward[:, 1:]], dim=-1))  # (B, n_max + 1, mlp)
-        hidden = torch.relu(g[:, None, :, :] - g[:, :, None, :] + self.bias)  # [b, i, j] = g_j − g_i
-        return self.out(self.drop(hidden)).squeeze(-1)
+        hidden = (g + self.bias)[:, None, :, :] - g[:, :, None, :]  # [b, i, j] = g_j − g_i + bias
+        # the (B, n, n, mlp) tensor is most of a parse's time: no extra copy of it where no gradient needs one
+        hidden = torch.relu_(hidden) if not torch.is_grad_enabled() else self.drop(torch.relu(hidden))
+        return self.out(hidden).squeeze(-1)
 
 
 def trainable_spans(lengths: torch.Tensor, size: int) -> torch.Tensor:
@@ -91,19 +93,22 @@ def split_heights(split: list[list[int]], n: int) -> list[int]:
     return heights
 
 
-def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, batch_size: int = 64) -> list[list[int]]:
-    """Each sentence's distances (split heights of its CKY tree); sentences are word-id lists."""
+def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, batch_size: int = 64,
+                   map_batches=map) -> list[list[int]]:
+    """Each sentence's distances (split heights of its CKY tree); sentences are word-id lists. Batches of
+    about equal length go through `map_batches` (a thread pool's map runs them side by side)."""
     results: list = [None] * len(ids_of)
     order = sorted(range(len(ids_of)), key=lambda k: len(ids_of[k]))
     device = next(parser.parameters()).device
     parser.eval()
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            batch = order[start:start + batch_size]
-            ids, lengths = padded(ids_of, batch, eos_id)
-            heights = cky(parser(ids.to(device), lengths.to(device)), lengths.tolist())
-            for k, h in zip(batch, heights):
-                results[k] = h
+
+    @torch.inference_mode()
+    def run(batch: list[int]) -> None:
+        ids, lengths = padded(ids_of, batch, eos_id)
+        for k, heights in zip(batch, cky(parser(ids.to(device), lengths.to(device)), lengths.tolist())):
+            results[k] = heights
+
+    list(map_batches(run, [order[start:start + batch_size] for start in range(0, len(order), batch_size)]))
     return results
 
 
