@@ -12,6 +12,8 @@ _LAZY = {
     "build_tree": "trees", "tree_spans": "trees",
     "read_gold": "formats", "to_bracket": "formats",
     "sentence_f1": "metrics", "evaluate": "metrics",
+    "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "span_parser",
+    "self_train": "self_training",
     "Parser": "api", "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
 }
 

@@ -23,6 +23,7 @@ from .config import SelfTrainConfig, SpanParserConfig
 from .corpus import TrainingError, read_corpus
 from .modelfile import CHECKPOINT_FORMAT, LoadedModel, atomic_save, model_archive, read_archive
 from .parser import sentence_distances, split_rule
+from .run_checks import check_destination, checkpoint_path
 from .span_parser import SpanParser, padded, trainable_spans
 from .trees import build_tree, tree_spans
 
@@ -99,7 +100,8 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel, valid:
     `resume`: the checkpoint of an interrupted run (`out` + ".ckpt"); it goes on after its last whole epoch."""
     train = train or SelfTrainConfig()
     out = Path(out)
-    checkpoint = out.with_name(out.name + ".ckpt")
+    check_destination(out)
+    checkpoint = checkpoint_path(out)
     if teacher.tokenizer.characters:
         raise TrainingError("a character model cannot teach the span parser, which reads words")
     if teacher.span_parser is not None:

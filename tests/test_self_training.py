@@ -170,3 +170,25 @@ def test_a_damaged_span_parser_is_a_one_line_error(student_path, tmp_path):
     atomic_save(archive, tmp_path / "bad.onlstm")
     with pytest.raises(ModelFileError, match="span parser is damaged"):
         load_model(tmp_path / "bad.onlstm")
+
+
+def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_path, runner):
+    import json
+    import statistics
+    import subprocess
+    import sys
+
+    from onlstm_cli.cli import app
+    from tests.conftest import FIXTURES, REPO
+    gold = FIXTURES / "cli_gold.trees"
+    got = subprocess.run([sys.executable, "scripts/seed_spread.py", "--gold", str(gold), str(student_path),
+                          str(tiny_model_path)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    expected = []
+    for path in (student_path, tiny_model_path):
+        report = json.loads(runner.invoke(app, ["evaluate", "-g", str(gold), "-m", str(path), "--json"]).stdout)
+        expected.append(next(iter(report["systems"].values()))["sentence_f1"])
+    rows = [line.split(" | ") for line in got.stdout.splitlines() if line.startswith("| ") and ".onlstm" in line]
+    assert [float(r[2]) for r in rows] == [round(f, 2) for f in expected]
+    assert rows[0][1].startswith("loss ") and rows[1][1].startswith("ppl ")
+    assert f"sentence F1: mean {statistics.mean(expected):.2f} ± {statistics.stdev(expected):.2f}" in got.stdout
