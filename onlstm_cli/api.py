@@ -112,7 +112,8 @@ class Parser(ParserI):
 
     def distances(self, sentence: Sentence) -> list[float | None]:
         """Each token's syntactic distance d_f (None for a token not fed to the model, e.g. punctuation
-        outside its vocabulary)."""
+        outside its vocabulary). A self-trained file's span parser gives its tree's split heights instead:
+        the length of the constituent that splits before the token."""
         twin = self._for(sentence)
         return next(twin.parse_lines(twin._lines([sentence]))).distances
 
