@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from . import __version__
 from .config import SelfTrainConfig, SpanParserConfig
 from .corpus import TrainingError, read_corpus
-from .modelfile import CHECKPOINT_FORMAT, LoadedModel, atomic_save, model_archive, read_archive
+from .modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive, read_archive
 from .parser import sentence_distances, split_rule
 from .run_checks import check_destination, checkpoint_path
 from .span_parser import SpanParser, padded, trainable_spans
@@ -129,7 +129,8 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel, valid:
         parser.load_state_dict(state["state_dict"])
         optimizer.load_state_dict(state["optimizer"])
         first_epoch, best, history = state["epoch"] + 1, state["best"], state["history"]
-        rng.setstate(tuple(state["rng"][:1]) + (tuple(state["rng"][1]),) + tuple(state["rng"][2:]))
+        rng.setstate(state["rng"])
+        torch.set_rng_state(state["torch_rng"])
         log(f"resumed after epoch {state['epoch']} (best validation loss {best:.4f})")
     stopped_early = False
     epoch = first_epoch - 1
@@ -158,10 +159,9 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel, valid:
                     "valid_loss": round(loss, 5), "history": list(history), "train": asdict(train),
                     "onlstm_version": __version__}
             atomic_save(student_archive(teacher, parser, meta), out)
-        atomic_save({"format": CHECKPOINT_FORMAT, "version": 1, "self_training": {
+        atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "self_training": {
             "state_dict": parser.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "best": best,
-            "history": history, "rng": list(rng.getstate()[:1]) + [list(rng.getstate()[1])] + list(rng.getstate()[2:])}},
-            checkpoint)
+            "history": history, "rng": rng.getstate(), "torch_rng": torch.get_rng_state()}}, checkpoint)
         since_best = epoch - min(history, key=lambda h: h["valid_loss"])["epoch"]
         if since_best >= train.patience:
             stopped_early = True
