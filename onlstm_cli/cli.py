@@ -186,11 +186,11 @@ def train(
     checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
-    teacher: Optional[str] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads."),
+    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
-    if teacher is not None:
+    if teacher:
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads)
     epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
     lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
@@ -264,7 +264,7 @@ def train(
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
 
-def self_train_command(corpus: Path, out: Path, valid: Path | None, teacher: str, resume: Path | None,
+def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
                        budget: float | None, threads: int | None) -> None:
     """`train --teacher`: the span parser of self_training.py."""
@@ -290,7 +290,8 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teacher: str
         torch.set_num_threads(threads)
     from .parser import ModelCache, resolve_model
     from .self_training import self_train
-    loaded = ModelCache("cpu").get(resolve_model(teacher))
+    cache = ModelCache("cpu")
+    loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
                         log=lambda line: typer.echo(line, err=True))
     how = "stopped: validation no longer improving" if result.stopped_early else "done"

@@ -38,21 +38,27 @@ class SelfTrainResult:
     stopped_early: bool
 
 
-def teacher_spans(teacher: LoadedModel, sentences: list[list[str]], batch_size: int = 64) -> list[set]:
-    """The constituents (start, end) of the teacher's tree of each (normalized) sentence."""
-    distances = sentence_distances(teacher, sentences, batch_size=batch_size, model_tokens=True)
-    return [tree_spans(build_tree(d, list(range(len(d))), split_rule(teacher))) for d in distances]
+def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64) -> list[dict]:
+    """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
+    teachers whose tree has it (1.0 for every span of a single teacher): the span parser's targets."""
+    votes: list[dict] = [{} for _ in sentences]
+    for teacher in teachers:
+        distances = sentence_distances(teacher, sentences, batch_size=batch_size, model_tokens=True)
+        for counts, d in zip(votes, distances):
+            for span in tree_spans(build_tree(d, list(range(len(d))), split_rule(teacher))):
+                counts[span] = counts.get(span, 0.0) + 1.0 / len(teachers)
+    return votes
 
 
-def span_targets(spans: list[set], batch: list[int], size: int) -> torch.Tensor:
+def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:
     target = torch.zeros(len(batch), size, size)
     for row, k in enumerate(batch):
-        for i, j in spans[k]:
-            target[row, i, j] = 1.0
+        for (i, j), share in spans[k].items():
+            target[row, i, j] = share
     return target
 
 
-def batch_loss(parser: SpanParser, ids_of: list[list[int]], spans: list[set], batch: list[int],
+def batch_loss(parser: SpanParser, ids_of: list[list[int]], spans: list[dict], batch: list[int],
                eos_id: int) -> tuple[torch.Tensor, int]:
     """Mean binary cross-entropy over the spans a tree decides, and how many there were."""
     ids, lengths = padded(ids_of, batch, eos_id)
@@ -93,26 +99,35 @@ def student_archive(teacher: LoadedModel, parser: SpanParser, meta: dict) -> dic
     return archive
 
 
-def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel, valid: str | Path,
+def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[LoadedModel], valid: str | Path,
                config: SpanParserConfig | None = None, train: SelfTrainConfig | None = None,
                time_budget: float | None = None, resume: str | Path | None = None, log=print) -> SelfTrainResult:
     """Train a span parser on `teacher`'s trees of `corpus`, keep the epoch with the best validation loss.
-    `resume`: the checkpoint of an interrupted run (`out` + ".ckpt"); it goes on after its last whole epoch."""
+    Several teachers (a list) vote: a span's target is the share of their trees that have it, and the file
+    written holds the first one's language model. `resume`: the checkpoint of an interrupted run
+    (`out` + ".ckpt"); it goes on after its last whole epoch."""
+    teachers = list(teacher) if isinstance(teacher, (list, tuple)) else [teacher]
+    teacher = teachers[0]
     train = train or SelfTrainConfig()
     out = Path(out)
     check_destination(out)
     checkpoint = checkpoint_path(out)
-    if teacher.tokenizer.characters:
-        raise TrainingError("a character model cannot teach the span parser, which reads words")
-    if teacher.span_parser is not None:
-        teacher.span_parser = None  # a self-trained file teaches with its own language model's trees
+    for other in teachers:
+        if other.tokenizer.characters:
+            raise TrainingError(f"{other.path} reads characters: it cannot teach the span parser, which reads words")
+        if other.tokenizer.to_dict() != teacher.tokenizer.to_dict():
+            raise TrainingError(f"{other.path} tokenizes otherwise than {teacher.path}: teachers must read the "
+                                "same words")
+        other.span_parser = None  # a self-trained file teaches with its own language model's trees
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
     sentences = [s for s in read_corpus(corpus, teacher.tokenizer) if len(s) <= train.max_len]
     valid_sentences = [s for s in read_corpus(valid, teacher.tokenizer) if len(s) <= train.max_len]
-    log(f"teacher {teacher.path}: parsing {len(sentences):,} training and {len(valid_sentences):,} validation sentences")
-    spans, valid_spans = teacher_spans(teacher, sentences), teacher_spans(teacher, valid_sentences)
+    names = ", ".join(str(t.path) for t in teachers)
+    log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
+        f"{len(valid_sentences):,} validation sentences")
+    spans, valid_spans = teacher_spans(teachers, sentences), teacher_spans(teachers, valid_sentences)
     vocab = teacher.vocab
     ids_of = [vocab.encode(s) for s in sentences]
     valid_ids = [vocab.encode(s) for s in valid_sentences]
@@ -155,7 +170,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel, valid:
             f"{(time.monotonic() - started) / 60:.1f} min")
         if improved:
             best = loss
-            meta = {"teacher": str(teacher.path), "corpus": str(corpus), "valid": str(valid), "epochs": epoch,
+            meta = {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid), "epochs": epoch,
                     "valid_loss": round(loss, 5), "history": list(history), "train": asdict(train),
                     "onlstm_version": __version__}
             atomic_save(student_archive(teacher, parser, meta), out)

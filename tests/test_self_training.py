@@ -192,3 +192,29 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
     assert [float(r[2]) for r in rows] == [round(f, 2) for f in expected]
     assert rows[0][1].startswith("loss ") and rows[1][1].startswith("ppl ")
     assert f"sentence F1: mean {statistics.mean(expected):.2f} ± {statistics.stdev(expected):.2f}" in got.stdout
+
+
+def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
+    from onlstm_cli.corpus import read_corpus
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.self_training import teacher_spans
+    first, second = load_model(tiny_model_path), load_model(tiny_model_path)
+    second.parse_layer = 3  # another tree for many sentences
+    sentences = read_corpus(tiny_corpus["valid"], first.tokenizer)
+    alone_first, alone_second = teacher_spans([first], sentences), teacher_spans([second], sentences)
+    votes = teacher_spans([first, second], sentences)
+    assert any(set(a) != set(b) for a, b in zip(alone_first, alone_second))
+    for a, b, v in zip(alone_first, alone_second, votes):
+        assert {s for s, share in v.items() if share == 1.0} == set(a) & set(b)
+        assert {s for s, share in v.items() if share == 0.5} == set(a) ^ set(b)
+
+
+def test_train_with_two_teachers_from_the_command_line(runner, model, tiny_corpus, tmp_path):
+    from onlstm_cli.cli import app
+    from onlstm_cli.modelfile import load_model
+    out = tmp_path / "s.onlstm"
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "--teacher", model,
+                                 "--valid", str(tiny_corpus["valid"]), "-o", str(out), "--epochs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "teachers " in result.output and "1 epochs" in result.output
+    assert load_model(out).span_parser.meta["teacher"] == [model, model]
