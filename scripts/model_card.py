@@ -65,6 +65,8 @@ def main() -> None:
                    " (perplexity figures are the first model's) |")
     elif cfg.reverse:
         out.append("| direction | right to left (trained on reversed sentences) |")
+    if loaded.span_parser is not None:
+        out += span_parser_rows(loaded.span_parser)
     out.append("")
     history = validation_history(meta)
     if history:
@@ -90,6 +92,24 @@ def main() -> None:
         out += ["```", ""]
     out += args.note
     print("\n".join(out))
+
+
+def span_parser_rows(parser) -> list[str]:
+    """The rows of a self-trained file's span parser (onlstm_cli/span_parser.py, self_training.py)."""
+    c, meta = parser.config, parser.meta
+    train = meta.get("train", {})
+    teachers = meta.get("teacher")
+    teachers = teachers if isinstance(teachers, list) else [teachers]
+    n_params = sum(p.numel() for p in parser.parameters())
+    losses = ", ".join(f"{h['epoch']}: {h['valid_loss']}" for h in meta.get("history", []))
+    return [f"| span parser (parses by default) | BiLSTM {c.n_layers} layers × {c.hidden_size} a direction, "
+            f"emb {c.emb_size}, span MLP {c.mlp_size}, dropout {c.dropout}, {n_params / 1e6:.2f} M parameters; "
+            "CKY over span scores; `--layer K` parses with the language model above instead |",
+            f"| self-training | on the trees of {', '.join(f'`{t}`' for t in teachers)} over `{meta.get('corpus')}`"
+            f"{' (a span’s target: the share of the teachers’ trees that have it)' if len(teachers) > 1 else ''}; "
+            f"Adam lr {train.get('lr')}, {train.get('batch_size')} sentences a step, seed {train.get('seed')}, "
+            f"epoch {meta.get('epochs')} kept (lowest loss on the teachers' trees of `{meta.get('valid')}`; by epoch: "
+            f"{losses}) |"]
 
 
 if __name__ == "__main__":
