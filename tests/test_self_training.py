@@ -218,3 +218,21 @@ def test_train_with_two_teachers_from_the_command_line(runner, model, tiny_corpu
     assert result.exit_code == 0, result.output
     assert "teachers " in result.output and "1 epochs" in result.output
     assert load_model(out).span_parser.meta["teacher"] == [model, model]
+
+
+def test_model_card_describes_the_span_parser_and_its_scores(student_path, runner, tmp_path):
+    import subprocess
+    import sys
+
+    from onlstm_cli.cli import app
+    from tests.conftest import FIXTURES, REPO
+    report = runner.invoke(app, ["evaluate", "-g", str(FIXTURES / "cli_gold.trees"), "-m", str(student_path),
+                                 "--json"]).stdout
+    (tmp_path / "dev.json").write_text(report)
+    got = subprocess.run([sys.executable, "scripts/model_card.py", str(student_path), "--title", "Tiny",
+                          "--eval", str(tmp_path / "dev.json"), "--sample", "The cat sat ."],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert "| span parser (parses by default) | BiLSTM 2 layers × 16 a direction" in got.stdout
+    assert "| self-training | on the trees of " in got.stdout
+    assert "| span parser (self-trained) | " in got.stdout and "symmetric split" in got.stdout
