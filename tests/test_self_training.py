@@ -236,3 +236,21 @@ def test_model_card_describes_the_span_parser_and_its_scores(student_path, runne
     assert "| span parser (parses by default) | BiLSTM 2 layers × 16 a direction" in got.stdout
     assert "| self-training | on the trees of " in got.stdout
     assert "| span parser (self-trained) | " in got.stdout and "symmetric split" in got.stdout
+
+
+def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
+    """CKY over one model's span votes rebuilds that model's trees exactly (the script's figure then equals
+    `onlstm evaluate`'s)."""
+    import json
+    import subprocess
+    import sys
+
+    from onlstm_cli.cli import app
+    from tests.conftest import FIXTURES, REPO
+    gold = FIXTURES / "cli_gold.trees"
+    got = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path)],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    report = json.loads(runner.invoke(app, ["evaluate", "-g", str(gold), "-m", str(tiny_model_path), "--json"]).stdout)
+    own = next(iter(report["systems"].values()))
+    assert f"sentence F1 {own['sentence_f1']:.2f}, corpus F1 {own['corpus_f1']:.2f}" in got.stdout
