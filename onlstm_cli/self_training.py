@@ -38,12 +38,15 @@ class SelfTrainResult:
     stopped_early: bool
 
 
-def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64) -> list[dict]:
+def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
+                  model_tokens: bool = True) -> list[dict]:
     """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
-    teachers whose tree has it (1.0 for every span of a single teacher): the span parser's targets."""
+    teachers whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
+    `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
+    parser.sentence_distances)."""
     votes: list[dict] = [{} for _ in sentences]
     for teacher in teachers:
-        distances = sentence_distances(teacher, sentences, batch_size=batch_size, model_tokens=True)
+        distances = sentence_distances(teacher, sentences, batch_size=batch_size, model_tokens=model_tokens)
         for counts, d in zip(votes, distances):
             for span in tree_spans(build_tree(d, list(range(len(d))), split_rule(teacher))):
                 counts[span] = counts.get(span, 0.0) + 1.0 / len(teachers)

@@ -26,7 +26,7 @@ from onlstm_cli.trees import build_tree  # noqa: E402
 def consensus_trees(models: list, gold) -> list:
     teachers = [load_model(path) for path in models]
     words = [[teachers[0].tokenizer.normalize(w) for w in s.words] for s in gold]
-    votes = teacher_spans(teachers, words)
+    votes = teacher_spans(teachers, words, model_tokens=False)  # treebank words, not the tokenizer's cut
     trees = []
     for sentence, shares in zip(gold, votes):
         n = len(sentence.words)
