@@ -7,7 +7,7 @@
 #
 # RUN is LANG-RECIPE-sSEED: LANG en or zh; RECIPE vote (the votes of the language's three language-model
 # seeds: the bundled model and OUT_DIR/LANG-s2.onlstm, OUT_DIR/LANG-s3.onlstm, which
-# scripts/train_default_models.sh trains) or st (the bundled model alone). Default: the shipped English
+# scripts/train_default_models.sh trains, read with the bundled model's parse layer and split rule) or st (the bundled model alone). Default: the shipped English
 # recipe, en-vote-s1111 en-vote-s2 en-vote-s3. EPOCHS (default 3 for English, 2 for Chinese) is what this
 # project's session had time for: about 8-12 minutes an English epoch and 25 a Chinese one on its 2-core CPU
 # with several runs side by side. One thread a run, runs one after another; a run that was interrupted
@@ -26,13 +26,18 @@ for run in "${runs[@]}"; do
     seed=${run##*-s}
     if [ "$lang" = en ]; then
         corpus=$data/ptb-lm/ptb.train.txt valid=$data/ptb-lm/ptb.valid.txt bundled=models/en-ptb.onlstm
-        epochs=${EPOCHS:-3}
+        epochs=${EPOCHS:-3} layer=(--parse-layer 2 --split paper)
     else
         corpus=$root/zh/zh.train.txt valid=$root/zh/zh.valid.txt bundled=models/zh.onlstm
-        epochs=${EPOCHS:-2}
+        epochs=${EPOCHS:-2} layer=(--parse-layer 3 --split symmetric)
     fi
     teachers=(--teacher "$bundled")
-    [ "$recipe" = vote ] && teachers+=(--teacher "$root/$lang-s2.onlstm" --teacher "$root/$lang-s3.onlstm")
+    if [ "$recipe" = vote ]; then  # the other seeds parse with the bundled model's layer and split rule
+        for other in 2 3; do
+            python scripts/ship_model.py "$root/$lang-s$other.onlstm" "$root/$lang-s$other-as-bundled.onlstm" "${layer[@]}"
+            teachers+=(--teacher "$root/$lang-s$other-as-bundled.onlstm")
+        done
+    fi
     model=$out/$run.onlstm
     resume=()
     [ -f "$model.ckpt" ] && resume=(--resume "$model.ckpt")
