@@ -462,6 +462,8 @@ def evaluate(
         layer = loaded.parse_layer if layer is None else layer
         layer_split = split.value if split else loaded.split
         report["split"] = "symmetric" if by_span_parser else layer_split
+        if by_span_parser and all_layers:
+            report["layer_split"] = layer_split  # the language model's rows
         normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
         per_layer = None if by_span_parser and not all_layers else sentence_distances(loaded, normalized, layer,
                                                                                       all_layers=True)
@@ -506,6 +508,13 @@ def write_text_file(path: Path, text: str) -> None:
         raise UserError(f"cannot write {path}: {e.strerror}") from None
 
 
+def split_note(report: dict) -> str:
+    """'paper split rule', or for a span parser beside its language model's layers both rules."""
+    if "layer_split" in report:
+        return f"span parser: its own trees (symmetric split of its heights); layers: {report['layer_split']} split rule"
+    return f"{report['split']} split rule"
+
+
 def print_report(report: dict) -> None:
     from rich.table import Table
     console = stdout_console()
@@ -533,7 +542,7 @@ def print_report(report: dict) -> None:
     for path, ppl in report.get("perplexity", {}).items():
         console.print(f"perplexity on {path}: {ppl:.2f}", markup=False)
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
-                  f"sentence; F1 per sentence, averaged; {report['split']} split rule.", style="dim")
+                  f"sentence; F1 per sentence, averaged; {split_note(report)}.", style="dim")
 
 
 class RichReporter:

@@ -286,6 +286,7 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
     facts = [("gold", report.get("gold")), ("sentences", report.get("sentences")),
              ("model", report.get("model")), ("predicted trees", report.get("pred")),
              ("parse layer", report.get("layer")), ("split rule", report.get("split")),
+             ("layers' split rule", report.get("layer_split")),
              ("validation perplexity", report.get("valid_ppl"))]
     facts += [(f"perplexity on {path}", ppl) for path, ppl in report.get("perplexity", {}).items()]
     body = [f"<h1>{_text(title)}</h1>",

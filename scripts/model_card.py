@@ -74,7 +74,7 @@ def main() -> None:
     for path in args.eval:
         report = json.loads(Path(path).read_text())
         out += [f"## `onlstm evaluate --gold {report['gold']}` ({report['sentences']} sentences, "
-                f"{report['split']} split)", "",
+                f"{report['split']} split{' for the span parser, ' + report['layer_split'] + ' for the layers' if 'layer_split' in report else ''})", "",
                 "| system | sentence F1 | corpus F1 | F1 ≤10 words | NP | VP | PP | ADJP | SBAR |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for name, r in report["systems"].items():
