@@ -121,6 +121,7 @@ def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(stude
     report = json.loads(result.stdout)
     systems = list(report["systems"])
     assert systems[0] == "span parser (self-trained)" and report["split"] == "symmetric"
+    assert report["layer_split"] == "paper"  # the language model's rows keep its own rule
     assert {"onlstm (layer 1)", "onlstm (layer 2)", "onlstm (layer 3)"} <= set(systems)
 
 
