@@ -24,7 +24,9 @@ from .errors import OnlstmError
 from .trees import Tree, build_tree, fold_tree, right_branching
 from .vocab import has_cjk, is_punctuation
 
-BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh.onlstm"}
+# zh-st: a Chinese span parser self-trained on three ON-LSTM seeds' trees; better trees than zh, but under
+# half its speed on Chinese lines, so not the default for CJK text (models/README.md)
+BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh.onlstm", "zh-st": "zh-st.onlstm"}
 
 
 class ParseError(OnlstmError):

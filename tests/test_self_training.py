@@ -255,3 +255,14 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
     report = json.loads(runner.invoke(app, ["evaluate", "-g", str(gold), "-m", str(tiny_model_path), "--json"]).stdout)
     own = next(iter(report["systems"].values()))
     assert f"sentence F1 {own['sentence_f1']:.2f}, corpus F1 {own['corpus_f1']:.2f}" in got.stdout
+
+
+def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
+    from onlstm_cli.api import Parser
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.parser import resolve_model
+    for name, text in (("en", "The cat sat on the mat ."), ("zh-st", "爱真的需要勇气")):
+        assert load_model(resolve_model(name)).span_parser is not None
+        distances = Parser.load(name).distances(text)
+        assert all(d is None or float(d).is_integer() for d in distances)
+    assert load_model(resolve_model("zh")).span_parser is None  # the Chinese default stays the ON-LSTM
