@@ -103,24 +103,30 @@ def glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
-def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
-                  parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16, split: str = "paper") -> dict:
-    """Weights are stored as float16 by default (half the size; distances change by ~1e-3) and read back
-    as float32; training checkpoints keep float32 so that resuming is exact. Weights that are not finite
-    (a diverged run), or that float16 cannot hold, are refused: such a file would give meaningless trees."""
-    # row by row, whatever the layout in memory (the recurrent weights are column-major there)
+def stored_weights(module: torch.nn.Module, dtype: torch.dtype = torch.float16) -> dict:
+    """A module's weights as a file stores them: floats in `dtype`, on the CPU, row by row whatever the layout
+    in memory (the recurrent weights are column-major there). Weights that are not finite in `dtype` are
+    refused."""
     state = {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype)
-             .clone(memory_format=torch.contiguous_format) for k, v in model.state_dict().items()}
+             .clone(memory_format=torch.contiguous_format) for k, v in module.state_dict().items()}
     for name, tensor in state.items():
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise ModelFileError(f"not saving a model whose weights are not finite ({name} has NaN or inf"
                                  f"{' in float16' if dtype == torch.float16 else ''}): training diverged; "
                                  "try a lower --lr")
+    return state
+
+
+def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer, lang: str,
+                  parse_layer: int, meta: dict, dtype: torch.dtype = torch.float16, split: str = "paper") -> dict:
+    """Weights are stored as float16 by default (half the size; distances change by ~1e-3) and read back
+    as float32; training checkpoints keep float32 so that resuming is exact. Weights that are not finite
+    (a diverged run), or that float16 cannot hold, are refused: such a file would give meaningless trees."""
     return {
         "format": MODEL_FORMAT,
         "version": FORMAT_VERSION,
         "config": model.config.to_dict(),
-        "state_dict": state,
+        "state_dict": stored_weights(model, dtype),
         "vocab": list(vocab.itos),
         "tokenizer": tokenizer.to_dict(),
         "lang": lang,

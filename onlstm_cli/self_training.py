@@ -21,8 +21,9 @@ import torch.nn.functional as F
 from . import __version__
 from .config import SelfTrainConfig, SpanParserConfig
 from .corpus import TrainingError, read_corpus
-from .modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive, read_archive
-from .parser import sentence_distances, split_rule
+from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive, read_archive,
+                        stored_weights)
+from .parser import sentence_distances
 from .run_checks import check_destination, checkpoint_path
 from .span_parser import SpanParser, padded, trainable_spans
 from .trees import build_tree, tree_spans
@@ -43,12 +44,14 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
     """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
     teachers whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
     `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
-    parser.sentence_distances)."""
+    parser.sentence_distances). A teacher always parses with its language model's layer and split rule, so a
+    self-trained file teaches with its language model's trees, not its span parser's."""
     votes: list[dict] = [{} for _ in sentences]
     for teacher in teachers:
-        distances = sentence_distances(teacher, sentences, batch_size=batch_size, model_tokens=model_tokens)
+        distances = sentence_distances(teacher, sentences, teacher.parse_layer, batch_size,
+                                       model_tokens=model_tokens)
         for counts, d in zip(votes, distances):
-            for span in tree_spans(build_tree(d, list(range(len(d))), split_rule(teacher))):
+            for span in tree_spans(build_tree(d, list(range(len(d))), teacher.split)):
                 counts[span] = counts.get(span, 0.0) + 1.0 / len(teachers)
     return votes
 
@@ -96,9 +99,7 @@ def validation_loss(parser: SpanParser, ids_of, spans, eos_id: int, batch_size: 
 def student_archive(teacher: LoadedModel, parser: SpanParser, meta: dict) -> dict:
     archive = model_archive(teacher.model, teacher.vocab, teacher.tokenizer, teacher.lang, teacher.parse_layer,
                             teacher.meta, split=teacher.split)
-    archive["span_parser"] = {"config": parser.config.to_dict(), "meta": meta,
-                              "state_dict": {k: v.detach().cpu().to(torch.float16) for k, v in
-                                             parser.state_dict().items()}}
+    archive["span_parser"] = {"config": parser.config.to_dict(), "meta": meta, "state_dict": stored_weights(parser)}
     return archive
 
 
@@ -121,7 +122,6 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[
         if other.tokenizer.to_dict() != teacher.tokenizer.to_dict():
             raise TrainingError(f"{other.path} tokenizes otherwise than {teacher.path}: teachers must read the "
                                 "same words")
-        other.span_parser = None  # a self-trained file teaches with its own language model's trees
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
