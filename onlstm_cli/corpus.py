@@ -195,7 +195,9 @@ class TokenColumns:
 
     def window(self, start: int, length: int) -> torch.Tensor:
         """Rows start … start + length − 1 as a (length, batch_size) int64 tensor."""
-        return torch.from_numpy(np.ascontiguousarray(self.view[start:start + length])).long()
+        # a copy, always: with one column the rows are a contiguous, read-only slice of the memory-mapped file,
+        # which torch would wrap as it is (and warn that the tensor is not writable)
+        return torch.from_numpy(np.array(self.view[start:start + length], dtype=np.int64))
 
 
 def rank_columns(ids: np.ndarray, batch_size: int, rank: int = 0, world_size: int = 1) -> TokenColumns:
