@@ -139,14 +139,26 @@ def load() -> "CellKernel | None":
     try:
         path = build(compiler, cache_dir())
     except (OSError, subprocess.SubprocessError):
-        try:  # no usable cache: a fresh private directory (mkdtemp makes it 0700 under a random name)
-            path = build(compiler, Path(tempfile.mkdtemp(prefix="onlstm-kernel-")))
-        except (OSError, subprocess.SubprocessError):
-            return None
+        return _load_uncached(compiler)
     try:
         return CellKernel(ctypes.CDLL(str(path)))
     except OSError:
         return None
+
+
+def _load_uncached(compiler: str) -> "CellKernel | None":
+    """No usable cache: build in a fresh private directory (mkdtemp makes it 0700 under a random name),
+    load, and remove the directory at once: a loaded library stays mapped after its file is gone, and
+    nothing else would ever reuse the directory (each process used to leave one behind in /tmp)."""
+    directory = None
+    try:
+        directory = tempfile.mkdtemp(prefix="onlstm-kernel-")
+        return CellKernel(ctypes.CDLL(str(build(compiler, Path(directory)))))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    finally:
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 class Rows:
