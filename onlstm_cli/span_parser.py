@@ -18,6 +18,7 @@ import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from . import fast
 from .config import SpanParserConfig
 
 
@@ -48,6 +49,43 @@ class SpanParser(nn.Module):
         # the (B, n, n, mlp) tensor is most of a parse's time: no extra copy of it where no gradient needs one
         hidden = torch.relu_(hidden) if not torch.is_grad_enabled() else self.drop(torch.relu(hidden))
         return self.out(hidden).squeeze(-1)
+
+    def fenceposts(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Inference: the fenceposts' first-layer activations g (B, n_max + 1, mlp) that `forward` scores spans
+        from. Each direction of each layer runs as a one-way LSTM over the padded rows, the backward one over
+        each row reversed in place: unpacked input takes torch's fused LSTM path, which a packed
+        bidirectional LSTM does not, and padding after a row's end changes none of its states."""
+        reverse = _row_reversal(lengths + 2, ids.shape[1])
+        x = self.embed(ids)
+        for forward_lstm, backward_lstm in self._one_way_layers():
+            backward = torch.gather(backward_lstm(torch.gather(x, 1, reverse.expand_as(x)))[0], 1,
+                                    reverse.expand(-1, -1, backward_lstm.hidden_size))
+            x = torch.cat([forward_lstm(x)[0], backward], dim=-1)
+        h = self.config.hidden_size
+        return self.fencepost(torch.cat([x[:, :-1, :h], x[:, 1:, h:]], dim=-1))
+
+    def _one_way_layers(self) -> list[tuple[nn.LSTM, nn.LSTM]]:
+        """Per layer, one-way LSTMs that share this BiLSTM's weights (built once, not saved with the model)."""
+        if getattr(self, "_one_way", None) is None:
+            layers = []
+            for layer in range(self.config.n_layers):
+                pair = []
+                for suffix in ("", "_reverse"):
+                    lstm = nn.LSTM(self.lstm.input_size if layer == 0 else 2 * self.lstm.hidden_size,
+                                   self.lstm.hidden_size, batch_first=True)
+                    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                        setattr(lstm, f"{name}_l0", getattr(self.lstm, f"{name}_l{layer}{suffix}"))
+                    pair.append(lstm.to(self.bias.device).eval())
+                layers.append(tuple(pair))
+            object.__setattr__(self, "_one_way", layers)  # not a submodule: no second copy in state_dict
+        return self._one_way
+
+
+def _row_reversal(lengths: torch.Tensor, size: int) -> torch.Tensor:
+    """(B, size, 1) gather indices that reverse each row's first `lengths` positions and keep the rest."""
+    position = torch.arange(size, device=lengths.device)[None, :]
+    end = lengths[:, None].to(position.device)
+    return torch.where(position < end, end - 1 - position, position)[..., None]
 
 
 def trainable_spans(lengths: torch.Tensor, size: int) -> torch.Tensor:
@@ -101,11 +139,14 @@ def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, bat
     order = sorted(range(len(ids_of)), key=lambda k: len(ids_of[k]))
     device = next(parser.parameters()).device
     parser.eval()
+    out_weight, out_bias = parser.out.weight.detach().view(-1), float(parser.out.bias.detach())
 
     @torch.inference_mode()
     def run(batch: list[int]) -> None:
         ids, lengths = padded(ids_of, batch, eos_id)
-        for k, heights in zip(batch, cky(parser(ids.to(device), lengths.to(device)), lengths.tolist())):
+        fenceposts = parser.fenceposts(ids.to(device), lengths.to(device))
+        for k, heights in zip(batch, fast.span_trees(fenceposts, lengths.tolist(), parser.bias, out_weight,
+                                                     out_bias)):
             results[k] = heights
 
     list(map_batches(run, [order[start:start + batch_size] for start in range(0, len(order), batch_size)]))

@@ -8,6 +8,8 @@ A backend is a cell (who does a time step's elementwise work) and a kind of prod
     cell "torch"   a dozen torch kernels per step            anywhere; the fallback of the others
     oneDNN         packed step products (private torch ops)  CPU, float32; else torch's matmul
 
+and, for a self-trained file's span parser, span scores and CKY in C (span.py) or in torch.
+
 Each fast piece is probed once against the torch path before it is chosen, and `forced(...)` (tests,
 benchmarks) or ONLSTM_BACKEND=torch (users chasing a problem) pins the plain torch path.
 """
@@ -25,6 +27,7 @@ from ..cell import MASTER_INPUT_RULES
 from . import ckernel, onednn
 from .onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
 from .recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
+from .span import span_trees
 
 
 @dataclass(frozen=True)
@@ -229,4 +232,4 @@ def recurrent_parameter(weight: torch.Tensor) -> torch.nn.Parameter:
 
 __all__ = ["Backend", "select", "backend_of", "forced", "linear", "layer", "packed_layer", "PreparedWeights",
            "drop_mask", "decoder_loss", "recurrent_parameter", "size_kernel_cache", "PARSE_KERNEL_CACHE",
-           "PACKED_ROWS"]
+           "PACKED_ROWS", "span_trees"]

@@ -291,3 +291,60 @@ void onlstm_softmax_xent(long rows, long V, const float *logits, const long *tar
         }
     }
 }
+
+/* The self-trained span parser's tree of one sentence (span_parser.py), scoring and CKY in one pass.
+ *
+ * g holds the n + 1 fenceposts' first-layer activations (row k at g + k * width); the span of words
+ * i+1 … j scores w · relu(g_j − g_i + bias) + out_bias, and the tree with the largest sum of its spans'
+ * scores is found exactly. Only the (n + 1)² best sums and split points are kept, never a (n, n, width)
+ * tensor. heights[k] gets the length of the span that splits before word k (0 for the first word), which
+ * the symmetric split rule turns back into this tree. Returns 0, or −1 when memory runs out. */
+static float span_score(const float *gi, const float *gj_bias, const float *w, int width) {
+    float total = 0.0f;
+#pragma omp simd reduction(+ : total)
+    for (int k = 0; k < width; k++) {
+        const float x = gj_bias[k] - gi[k];
+        total += w[k] * (x > 0.0f ? x : 0.0f);
+    }
+    return total;
+}
+
+int onlstm_span_tree(int n, int width, const float *g, const float *bias, const float *w, float out_bias,
+                     int *heights) {
+    const long size = (long)n + 1;
+    float *best = calloc(size * size, sizeof(float));
+    int *split = malloc(size * size * sizeof(int));
+    float *shifted = malloc(size * width * sizeof(float));  /* g_j + bias, once per fencepost */
+    int *stack = malloc(4 * size * sizeof(int));
+    if (!best || !split || !shifted || !stack) {
+        free(best); free(split); free(shifted); free(stack);
+        return -1;
+    }
+    for (long j = 0; j < size; j++)
+        for (int k = 0; k < width; k++) shifted[j * width + k] = g[j * width + k] + bias[k];
+    for (int length = 2; length <= n; length++)
+        for (int i = 0; i + length <= n; i++) {
+            const int j = i + length;
+            int at = i + 1;
+            float top = best[i * size + at] + best[at * size + j];
+            for (int k = i + 2; k < j; k++) {
+                const float total = best[i * size + k] + best[k * size + j];
+                if (total > top) top = total, at = k;
+            }
+            best[i * size + j] = top + span_score(g + i * width, shifted + j * width, w, width) + out_bias;
+            split[i * size + j] = at;
+        }
+    for (int k = 0; k < n; k++) heights[k] = 0;
+    int depth = 0;
+    stack[depth++] = 0, stack[depth++] = n;
+    while (depth) {
+        const int j = stack[--depth], i = stack[--depth];
+        if (j - i < 2) continue;
+        const int k = split[i * size + j];
+        heights[k] = j - i;
+        stack[depth++] = i, stack[depth++] = k;
+        stack[depth++] = k, stack[depth++] = j;
+    }
+    free(best); free(split); free(shifted); free(stack);
+    return 0;
+}

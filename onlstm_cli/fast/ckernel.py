@@ -207,6 +207,8 @@ class CellKernel:
         lib.onlstm_drop_mask.restype = None
         lib.onlstm_softmax_xent.argtypes = [long, long, p, p, p, p]
         lib.onlstm_softmax_xent.restype = None
+        lib.onlstm_span_tree.argtypes = [i, i, p, p, p, ctypes.c_float, p]
+        lib.onlstm_span_tree.restype = i
         self.lib = lib
 
     @staticmethod
@@ -272,3 +274,18 @@ class CellKernel:
             raise KernelArgumentError(f"target word ids must lie in [0, {vocab})")
         self.lib.onlstm_softmax_xent(rows, vocab, logits.data_ptr(), targets.data_ptr(), losses.data_ptr(),
                                      None if d_logits is None else d_logits.data_ptr())
+
+    def span_tree(self, fenceposts: torch.Tensor, bias: torch.Tensor, weight: torch.Tensor, out_bias: float,
+                  n: int) -> list[int]:
+        """The split heights of the best tree over n words whose n + 1 fenceposts' first-layer activations
+        are the first n + 1 rows of `fenceposts` (span_parser.py): scoring and CKY in C."""
+        width = bias.numel()
+        rows = Rows(fenceposts, width, "fenceposts")
+        Rows(bias, width, "bias")
+        Rows(weight, width, "weight")
+        heights = (ctypes.c_int * max(n, 1))()
+        if self.lib.onlstm_span_tree(n, width, rows.at(0, n + 1, width), bias.data_ptr(), weight.data_ptr(),
+                                     out_bias, heights):
+            raise MemoryError(f"out of memory for the span parser's tree of {n} words")
+        return list(heights[:n])
+
