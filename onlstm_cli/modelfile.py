@@ -21,7 +21,9 @@ position in the data and best validation perplexity added.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import warnings
 import tempfile
 import zipfile
@@ -37,6 +39,14 @@ from .vocab import Tokenizer, Vocabulary
 MODEL_FORMAT = "onlstm-model"
 CHECKPOINT_FORMAT = "onlstm-checkpoint"
 FORMAT_VERSION = 1
+
+
+# What a file may claim before anything is built from it. A file is never trusted to size its own reading:
+# memory follows the bytes really present (check_entries), and every size its header declares is checked
+# against the tensors it holds before a model is allocated (check_declared_sizes).
+MAX_PICKLE_BYTES = 64 << 20  # the pickled structure (vocabulary, meta, ...; 177 KB in the bundled English model)
+MAX_META_VALUES = 200_000    # values in a meta dict, counted along every path through it
+MAX_META_CHARS = 16 << 20    # characters of its strings, counted the same way
 
 
 class ModelFileError(OnlstmError):
@@ -65,13 +75,31 @@ class LoadedModel:
 
 def atomic_save(obj, path: str | Path) -> None:
     """Write to a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
+    with atomic_file(path) as f:
+        try:
+            torch.save(obj, f)
+        except RuntimeError as e:  # torch.save reports a full disk as a RuntimeError
+            raise ModelFileError(f"could not write {path}: {write_failure(e)}") from None
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path, mode: str = "wb", refuse_symlink: bool = False):
+    """A file object writing to a temporary file beside `path`, renamed onto `path` when the block ends
+    without an error (removed when it raises): readers see the old file or the whole new one.
+
+    refuse_symlink: a `path` that is a symbolic link is refused rather than replaced (the rename would
+    replace the link itself, never write through it, but a user who named a link meant its target)."""
     path = Path(path)
+    if refuse_symlink and path.is_symlink():
+        raise ModelFileError(f"{path} is a symbolic link; not writing through it (give the file it points to)")
+    if path.is_dir():
+        raise ModelFileError(f"could not write {path}: it is a directory")
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         umask = os.umask(0)
@@ -81,7 +109,7 @@ def atomic_save(obj, path: str | Path) -> None:
     except BaseException as e:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        if isinstance(e, (OSError, RuntimeError)):  # torch.save reports a full disk as a RuntimeError
+        if isinstance(e, OSError):
             raise ModelFileError(f"could not write {path}: {write_failure(e)}") from None
         raise
 
@@ -172,6 +200,7 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
         raise ModelFileError(f"model file not found: {path}")
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not a model file")
+    check_entries(path)
     try:
         with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them: one line is ours
             warnings.simplefilter("ignore")
@@ -192,7 +221,120 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
     return archive
 
 
+def unreadable(path: Path, why: str) -> ModelFileError:
+    return ModelFileError(f"{path} is not a readable onlstm model file: it is truncated, damaged or of "
+                          f"another format ({why})")
+
+
+def check_entries(path: Path) -> None:
+    """Before torch.load: the file must be a zip archive as torch.save writes it, every entry stored as it is.
+
+    torch.load inflates a compressed entry whatever its size, so a few megabytes of deflated padding would
+    be gigabytes in memory before any check ran; stored entries hold at most the file's own bytes. The
+    pickled structure is bounded too: it becomes Python objects (the weights are separate entries)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
+        raise unreadable(path, "not a zip archive") from None
+    except OSError as e:
+        raise ModelFileError(f"cannot read {path}: {write_failure(e)}") from None
+    for entry in entries:
+        if entry.compress_type != zipfile.ZIP_STORED:
+            raise ModelFileError(f"{path} is not an onlstm model file: its entry {entry.filename[-60:]!r} is "
+                                 "compressed (torch.save never compresses; an entry that inflates could be any size)")
+        if entry.filename.endswith("data.pkl") and entry.file_size > MAX_PICKLE_BYTES:
+            raise ModelFileError(f"{path} is not an onlstm model file: its pickled part is {entry.file_size:,} "
+                                 f"bytes, more than the {MAX_PICKLE_BYTES:,} this onlstm reads")
+    if sum(entry.file_size for entry in entries) > path.stat().st_size:
+        raise unreadable(path, "its entries claim more bytes than the file holds")
+
+
+def check_meta_size(meta, where: str) -> None:
+    """Meta is shown, copied and written out as JSON, so it must stay small when walked. Every path through it
+    counts (a part the pickle shares is counted each time it is reached): a few kilobytes of nested references
+    to one list cannot stand for 2^40 values, nor a list that contains itself for infinitely many."""
+    values, chars, stack = 0, 0, [meta]
+    while stack:
+        value = stack.pop()
+        values += 1
+        if isinstance(value, (str, bytes)):
+            chars += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            stack.extend(value)
+        if values > MAX_META_VALUES or chars > MAX_META_CHARS:
+            raise ModelFileError(f"{where} is damaged: its metadata is larger than the {MAX_META_VALUES:,} values "
+                                 f"and {MAX_META_CHARS:,} characters this onlstm reads")
+
+
+SIZE_FIELDS = ("vocab_size", "emb_size", "hidden_size", "n_layers", "chunk_size")
+
+
+def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fields=SIZE_FIELDS) -> None:
+    """The sizes a header declares against the tensors present, before any weight is allocated: the number
+    of layers against the layers whose weights are there (`layer_weight`: a pattern naming one weight of
+    layer k), then every weight's shape against those of the module `build(config)` would make, built on
+    the meta device (shapes without storage). A header declaring 10^8 words or 10^6 layers over a small
+    file is refused here instead of being allocated or built."""
+    config, state = section.get("config"), section.get("state_dict")
+    if not isinstance(config, dict) or not isinstance(state, dict) \
+            or not all(isinstance(name, str) and isinstance(t, torch.Tensor) for name, t in state.items()):
+        raise ModelFileError(f"{where} is damaged: it has no configuration or no weights")
+    for name in fields:
+        value = config.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ModelFileError(f"{where} is damaged: its {name} is {str(value)[:40]!r}, not a positive whole number")
+    present = {m.group(1) for name in state if (m := re.fullmatch(layer_weight, name))}
+    if config["n_layers"] != len(present):
+        raise ModelFileError(f"{where} is damaged: it declares {config['n_layers']} layers but holds the weights "
+                             f"of {len(present)}")
+    try:
+        with torch.device("meta"):
+            declared = {name: tuple(t.shape) for name, t in build(config).state_dict().items()}
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RuntimeError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
+    for name in sorted(set(declared) | set(state)):
+        if name not in state or name not in declared:
+            how = "lacks the weight" if name not in state else "has a weight its configuration does not declare:"
+            raise ModelFileError(f"{where} is damaged: it {how} {name[:60]!r}")
+        if tuple(state[name].shape) != declared[name]:
+            shape = " × ".join(map(str, state[name].shape))
+            raise ModelFileError(f"{where} is damaged: its {name[:60]} is {shape or 'a scalar'} but its configuration "
+                                 f"({', '.join(f'{k} {config[k]}' for k in fields)}) makes it "
+                                 f"{' × '.join(map(str, declared[name]))}")
+
+
+def check_model_section(archive: dict, where: str) -> None:
+    """A language model's header against its weights and vocabulary (see check_declared_sizes)."""
+    check_declared_sizes(archive, where, r"layers\.(\d+)\.ih\.weight",
+                         lambda config: ONLSTMLanguageModel(ModelConfig(**config)))
+    vocab = archive.get("vocab")
+    if not isinstance(vocab, list) or len(vocab) != archive["config"]["vocab_size"]:
+        raise ModelFileError(f"{where} is damaged: vocabulary size does not match the weights")
+    check_meta_size(archive.get("meta", {}), where)
+    if archive.get("span_parser") is not None:
+        check_span_parser_section(archive["span_parser"], len(vocab), where)
+
+
+def check_span_parser_section(section, vocab_size: int, where: str) -> None:
+    from .config import SpanParserConfig
+    from . import span_parser
+    if not isinstance(section, dict):
+        raise ModelFileError(f"{where}: its span parser is damaged: not a section of the file")
+    check_declared_sizes(section, f"{where} (span parser)", r"lstm\.weight_ih_l(\d+)",
+                         lambda config: span_parser.SpanParser(SpanParserConfig(**config)),
+                         ("vocab_size", "emb_size", "hidden_size", "n_layers", "mlp_size"))
+    if section["config"]["vocab_size"] != vocab_size:
+        raise ModelFileError(f"{where} is damaged: the span parser's vocabulary does not match the model's")
+    check_meta_size(section.get("meta", {}), f"{where} (span parser)")
+
+
 def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
+    check_model_section(archive, path or "model file")
     try:
         config = ModelConfig(**archive["config"])
         model = ONLSTMLanguageModel(config)

@@ -407,3 +407,133 @@ def test_ensemble_weights_round_trip_and_must_fit(tmp_path):
         with pytest.raises(ModelFileError) as excinfo:
             model_from_archive(with_members(first, [backwards], "zscore", weights), "ens.onlstm")
         assert "weights" in assert_one_line_error(excinfo)
+
+
+# --- hostile headers: sizes are checked against the bytes and tensors present, before allocating --------
+
+@pytest.fixture
+def nothing_allocated(monkeypatch):
+    """Once called, fails the test if a language model or span parser is built anywhere but on the meta
+    device, where shapes take no memory: a hostile file must be refused before its sizes are allocated."""
+    import onlstm_cli.modelfile as modelfile
+    import onlstm_cli.span_parser as span_parser
+
+    def guarded(real):
+        def build(config):
+            if torch.empty(0).device.type != "meta":
+                raise AssertionError(f"allocated a module for {config}")
+            return real(config)
+        return build
+
+    def guard():
+        monkeypatch.setattr(modelfile, "ONLSTMLanguageModel", guarded(modelfile.ONLSTMLanguageModel))
+        monkeypatch.setattr(span_parser, "SpanParser", guarded(span_parser.SpanParser))
+    return guard
+
+
+def self_nesting(depth: int) -> list:
+    """A few bytes pickled (each level refers twice to the level below), 2^depth values when walked."""
+    value: list = ["x"]
+    for _ in range(depth):
+        value = [value, value]
+    return value
+
+
+def looped() -> list:
+    value: list = ["x"]
+    value.append(value)
+    return value
+
+
+def with_span_parser(archive: dict, **overrides) -> dict:
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.span_parser import SpanParser
+    config = SpanParserConfig(vocab_size=len(WORDS) + 2, emb_size=8, hidden_size=6, n_layers=2, mlp_size=5)
+    section = {"config": config.to_dict(), "state_dict": dict(SpanParser(config).state_dict()), "meta": {}}
+    section["config"].update(overrides)
+    return dict(archive, span_parser=section)
+
+
+HOSTILE = {  # damage → words the one-line message must have
+    "vocabulary of 10^8": (lambda a: a["config"].update(vocab_size=10 ** 8), "vocab_size 100000000"),
+    "10^6 layers": (lambda a: a["config"].update(n_layers=10 ** 6), "declares 1000000 layers but holds the weights of 3"),
+    "hidden size": (lambda a: a["config"].update(hidden_size=4000), "hidden_size 4000"),
+    "embedding size": (lambda a: a["config"].update(emb_size=10 ** 6), "emb_size 1000000"),
+    "size not a number": (lambda a: a["config"].update(hidden_size="40"), "hidden_size"),
+    "size a bool": (lambda a: a["config"].update(n_layers=True), "n_layers"),
+    "vocabulary list longer than the weights": (lambda a: a.update(vocab=[f"w{k}" for k in range(10 ** 5)]),
+                                                "vocabulary size"),
+    "a weight not declared": (lambda a: a["state_dict"].update(zzz=torch.zeros(3)), "'zzz'"),
+    "a layer's weight missing": (lambda a: a["state_dict"].pop("layers.2.hh.weight"), "lacks"),
+    "weights not tensors": (lambda a: a["state_dict"].update({"decoder_bias": [0.0] * 8}), "no weights"),
+    "meta nesting 2^40 values": (lambda a: a["meta"].update(x=self_nesting(40)), "metadata"),
+    "meta containing itself": (lambda a: a["meta"].update(x=looped()), "metadata"),
+    "span parser of 10^6 layers": (lambda a: a.update(with_span_parser(a, n_layers=10 ** 6)), "1000000 layers"),
+    "span parser of 10^8 words": (lambda a: a.update(with_span_parser(a, vocab_size=10 ** 8)), "embed.weight"),
+    "span parser's hidden size": (lambda a: a.update(with_span_parser(a, hidden_size=10 ** 5)), "hidden_size 100000"),
+}
+
+
+@pytest.mark.parametrize("hostile", sorted(HOSTILE))
+def test_a_hostile_header_is_refused_before_anything_is_allocated(hostile, tmp_path, nothing_allocated):
+    archive = good_archive()
+    damage, words = HOSTILE[hostile]
+    damage(archive)
+    path = tmp_path / "hostile.onlstm"
+    torch.save(archive, path)
+    nothing_allocated()
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    message = assert_one_line_error(excinfo)
+    assert "hostile.onlstm" in message and words in message
+
+
+def test_the_guard_lets_a_good_file_with_a_span_parser_load(tmp_path, monkeypatch):
+    """The hostile cases start from files that load: their refusal is the damage's."""
+    path = tmp_path / "good.onlstm"
+    torch.save(with_span_parser(good_archive()), path)
+    loaded = load_model(path)
+    assert loaded.span_parser is not None and loaded.config.n_layers == 3
+
+
+def deflated_copy(src: Path, dst: Path) -> None:
+    import zipfile
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for entry in zin.infolist():
+            zout.writestr(entry.filename, zin.read(entry.filename))
+
+
+def test_deflated_padding_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    archive = good_archive()
+    archive["meta"]["padding"] = "0" * (8 << 20)
+    stored, deflated = tmp_path / "stored.onlstm", tmp_path / "padded.onlstm"
+    torch.save(archive, stored)
+    deflated_copy(stored, deflated)
+    assert deflated.stat().st_size < stored.stat().st_size // 20  # megabytes that inflate 20-fold and more
+    assert len(torch.load(deflated, weights_only=True)["meta"]["padding"]) == 8 << 20  # torch reads it whole
+    loads = []
+    monkeypatch.setattr(torch, "load", lambda *a, **k: loads.append(a))
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(deflated)
+    assert "compressed" in assert_one_line_error(excinfo)
+    assert loads == []  # refused from the zip directory alone
+
+
+def test_entries_claiming_more_than_the_file_are_refused(saved, tmp_path):
+    """A zip directory entry that claims more bytes than the file has (uncompressed size patched)."""
+    data = bytearray(saved[0].read_bytes())
+    central = data.rfind(b"PK\x01\x02")  # the last entry's central directory record
+    data[central + 24:central + 28] = (1 << 31).to_bytes(4, "little")
+    path = tmp_path / "claims.onlstm"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    assert "claims.onlstm" in assert_one_line_error(excinfo)
+
+
+def test_a_pickle_larger_than_the_bound_is_refused(saved, monkeypatch):
+    import onlstm_cli.modelfile as modelfile
+    monkeypatch.setattr(modelfile, "MAX_PICKLE_BYTES", 1000)
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(saved[0])
+    assert "pickled part" in assert_one_line_error(excinfo)
