@@ -2,18 +2,21 @@
 is report_page.py).
 
 The picture is the one the method is explained with: the words along the bottom, a bar above each word
-for its syntactic distance, and above the bars the tree those distances give. Each internal node carries
-its split number: 1 is the root (the first split, at the largest distance), then the nodes are numbered
-breadth-first: by depth from the root (the root's children, then their children, ...), left to right at
-each depth. Every node's number is larger than its parent's, so the numbers read as the top-down
+for its syntactic distance (with a scale, and a legend saying what the numbers are: the ON-LSTM's d_f, or
+a span parser's split heights), and above the bars the tree those distances give. The tree is drawn as in
+a textbook: one row per depth, every child one row below its parent, each word dropping straight down from
+its row to the words, so no two edges cross. Each internal node carries its split number: 1 is the root
+(the first split, at the largest distance), then the nodes are numbered breadth-first: by depth from the
+root (the root's children, then their children, ...), left to right at each depth, so the numbers read
+row by row. Every node's number is larger than its parent's, so the numbers read as the top-down
 splitting; nodes at the same depth split independently of each other, and left-to-right is only a
 reading order between them. The numbers come from the tree alone, so they are the same for either split
-rule. (Nodes are drawn at their height above the words, so two nodes of the same depth may be drawn at
-different heights.)
+rule.
 
 Everything is text built with the standard library: no scripts, fonts or images are loaded from anywhere
-(the HTML page has one small inline script, for drawing long pages lazily). CJK words are drawn with the
-system's fonts through a font-family stack, and their width is estimated as one em per wide character.
+(the HTML page has one small inline script, for drawing long pages lazily and scrolling a picture wider
+than the window to its root). CJK words are drawn with the system's fonts through a font-family stack,
+and their width is estimated as one em per wide character.
 Nothing heavy is imported here; `formats` and `metrics` are imported by the functions that need them.
 """
 from __future__ import annotations
@@ -21,15 +24,17 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 from .trees import Tree, fold_tree
 
-FONT_FAMILY = ("system-ui, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'WenQuanYi Micro Hei', "
-               "'Microsoft YaHei', 'PingFang SC', sans-serif")
+# Latin from the system's UI font; CJK from the first of these that the machine has (Linux, macOS, Windows).
+# Without any of them a browser draws Chinese as empty boxes: the CLI warns then (picture_files.py).
+FONT_FAMILY = ("system-ui, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'Source Han Sans CN', "
+               "'WenQuanYi Micro Hei', 'WenQuanYi Zen Hei', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
+               "'Droid Sans Fallback', sans-serif")
 FONT_SIZE = 14
 
 MARGIN = 12
@@ -43,6 +48,17 @@ NODE_RADIUS = 8
 TREE_HEIGHT_TARGET = 360  # deep trees get a smaller level step, down to MIN_LEVEL_STEP
 MAX_LEVEL_STEP = 30
 MIN_LEVEL_STEP = 2 * NODE_RADIUS + 2  # numbered circles of consecutive levels must not overlap
+MIN_SCALE = 0.55        # in a page, pictures shrink to fit down to this share of their size
+MIN_BAR = 3.0           # the smallest bar still shows when a page scales a long sentence down
+SCALE_GUTTER = 52       # right of the bars, for their scale
+LEGEND_SIZE = 11
+
+# What the bars measure, by the kind of model that gave the distances (sentence_svg's `bars`).
+BAR_LEGENDS = {
+    "onlstm": "bars: ON-LSTM syntactic distance d_f (split level of the master forget gate)",
+    "span": "bars: split height (words in the span parser's constituent split before the word)",
+    None: "bars: syntactic distance of each word",
+}
 
 INK = "#222"
 TREE_INK = "#555"
@@ -78,16 +94,18 @@ def text_width(text: str, font_size: float = FONT_SIZE) -> float:
 # --- one sentence -----------------------------------------------------------------------------
 
 class _Node:
-    """A tree node laid out over word columns first..last (inclusive); a leaf has no children."""
-    __slots__ = ("first", "last", "height", "children", "order")
+    """A tree node over word columns first..last (inclusive); a leaf has no children. depth: edges from
+    the root; x: where it is drawn (a leaf over its word, an inner node midway between its outer children)."""
+    __slots__ = ("first", "last", "height", "children", "order", "depth", "x")
 
     def __init__(self, first: int, last: int, height: int, children: list):
         self.first, self.last, self.height, self.children = first, last, height, children
-        self.order = 0
+        self.order = self.depth = 0
+        self.x = 0.0
 
 
-def _layout_nodes(tree: Tree) -> _Node:
-    """Spans and heights of every node (leaves have height 0), and split numbers by level order."""
+def _layout_nodes(tree: Tree) -> list[_Node]:
+    """Every node in level order (the root first), with its span, height, depth and split number."""
     position = 0
 
     def on_leaf(_word: str) -> _Node:
@@ -98,16 +116,16 @@ def _layout_nodes(tree: Tree) -> _Node:
     def on_node(children: list[_Node]) -> _Node:
         return _Node(children[0].first, children[-1].last, 1 + max(c.height for c in children), children)
 
-    root = fold_tree(tree, on_leaf, on_node)  # fold_tree uses a stack: deep trees are fine
+    nodes = [fold_tree(tree, on_leaf, on_node)]  # fold_tree uses a stack: deep trees are fine
     number = 0
-    queue = deque([root])
-    while queue:
-        node = queue.popleft()
+    for node in nodes:  # breadth-first: the list grows as it is read
         if node.children:
             number += 1
             node.order = number
-            queue.extend(node.children)
-    return root
+            for child in node.children:
+                child.depth = node.depth + 1
+                nodes.append(child)
+    return nodes
 
 
 def split_order(tree: Tree) -> list[tuple[int, int, int]]:
@@ -115,14 +133,7 @@ def split_order(tree: Tree) -> list[tuple[int, int, int]]:
 
     Numbered as drawn: the root is 1, then breadth-first (by depth from the root, left to right).
     """
-    found = []
-    stack = [_layout_nodes(tree)]
-    while stack:
-        node = stack.pop()
-        if node.children:
-            found.append((node.order, node.first, node.last + 1))
-            stack.extend(node.children)
-    return sorted(found)
+    return [(node.order, node.first, node.last + 1) for node in _layout_nodes(tree) if node.children]
 
 
 def _empty_svg(note: str, title: Optional[str]) -> str:
@@ -135,24 +146,65 @@ def _empty_svg(note: str, title: Optional[str]) -> str:
     return "".join(parts) + "</svg>"
 
 
-def _svg_open(width: float, height: float, title: Optional[str]) -> str:
+def _svg_open(width: float, height: float, title: Optional[str], extra: str = "") -> str:
     w, h = _num(width), _num(height)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}">')
+            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}"{extra}>')
     if title:
         head += f"<title>{_text(title)}</title>"
     return head
 
 
+@dataclass
+class _Frame:
+    """Where things go in one sentence's picture: word columns, and the rows from the top down."""
+    centers: list[float]
+    widths: list[float]
+    step: float         # between consecutive depths of the tree
+    tree_top: float     # the root's row
+    leaf_y: float       # the deepest row: every word's line ends here
+    bars_top: float
+    bars_bottom: float
+    word_y: float       # the words' baseline
+    legend_y: float     # the legend's baseline (the bars' meaning), when there is one
+    width: float
+    height: float
+
+    def row(self, depth: int) -> float:
+        return self.tree_top + depth * self.step
+
+
+def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str]) -> _Frame:
+    widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
+    centers, x = [], float(MARGIN)
+    for width in widths:
+        centers.append(x + width / 2)
+        x += width
+    width = x + MARGIN + (SCALE_GUTTER if legend else 0)
+    if legend:
+        width = max(width, 2 * MARGIN + text_width(legend, LEGEND_SIZE))
+    step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth)) if depth else 0
+    tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
+    leaf_y = tree_top + depth * step
+    bars_top = leaf_y + BAR_GAP
+    bars_bottom = bars_top + (BAR_AREA if legend else 0)
+    word_y = bars_bottom + BAR_GAP + FONT_SIZE
+    legend_y = word_y + WORD_ROW / 2 + LEGEND_SIZE + 4
+    height = (legend_y if legend else word_y + WORD_ROW / 2) + MARGIN
+    return _Frame(centers, widths, step, tree_top, leaf_y, bars_top, bars_bottom, word_y, legend_y, width, height)
+
+
 def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optional[Sequence[Optional[float]]],
-                 title: Optional[str] = None, split_numbers: bool = True) -> str:
+                 title: Optional[str] = None, split_numbers: bool = True, bars: Optional[str] = None) -> str:
     """One self-contained SVG (a single line of text) of a sentence: its tree, distance bars and words.
 
     Each token is exactly one <text class="word"> element along the bottom. Above each token the model
     read, a <rect class="bar"> shows its distance, scaled to the sentence's largest one (the value is in
-    the bar's tooltip); a token with distance None (not read by the model) is drawn grey without a bar.
-    distances=None draws no bar area at all (a gold tree). Above the bars the tree is drawn with every
-    node centred over its span; with split_numbers each internal node is a circle with its split number
+    the bar's tooltip, the scale beside the bars); a token with distance None (not read by the model) is
+    drawn grey without a bar. bars says what the distances are, for the legend under the words: "onlstm"
+    (the ON-LSTM's d_f), "span" (a span parser's split heights) or None (not known). distances=None draws
+    no bar area at all (a gold tree). Above the bars the tree is drawn textbook style, one row per depth,
+    with no two edges crossing; with split_numbers each internal node is a circle with its split number
     (see the module docstring for the order) as <text class="order">. Trees may be n-ary.
     An empty sentence (no tokens) gives a small SVG saying so.
     """
@@ -161,79 +213,74 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
         return _empty_svg("(empty line)", title)
     if tree is None:
         raise ValueError("a sentence with words needs a tree")
-    root = _layout_nodes(tree)
-    if root.last + 1 != len(tokens):
-        raise ValueError(f"the tree has {root.last + 1} words, the sentence {len(tokens)}")
+    nodes = _layout_nodes(tree)
+    if nodes[0].last + 1 != len(tokens):
+        raise ValueError(f"the tree has {nodes[0].last + 1} words, the sentence {len(tokens)}")
     if distances is not None and len(distances) != len(tokens):
         raise ValueError(f"{len(distances)} distances for {len(tokens)} words")
-
-    # Word columns, left to right.
-    widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
-    centers, x = [], float(MARGIN)
-    for width in widths:
-        centers.append(x + width / 2)
-        x += width
-    svg_width = x + MARGIN
-
-    # Rows, top to bottom: title, tree (root at the top, leaves on one line), bars, words.
-    levels = root.height
-    step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / levels)) if levels else 0
-    tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
-    leaf_y = tree_top + levels * step
-    bars_top = leaf_y + BAR_GAP
-    bars_bottom = bars_top + (BAR_AREA if distances is not None else 0)
-    word_y = bars_bottom + BAR_GAP + FONT_SIZE  # text baseline
-    svg_height = word_y + WORD_ROW / 2 + MARGIN
+    has_bars = distances is not None and any(d is not None for d in distances)
+    legend = BAR_LEGENDS.get(bars, BAR_LEGENDS[None]) if has_bars else None
+    frame = _frame(tokens, max(node.depth for node in nodes), title, legend)
+    for node in reversed(nodes):  # children before their parents
+        node.x = ((node.children[0].x + node.children[-1].x) / 2 if node.children
+                  else frame.centers[node.first])
 
     description = "The tree above the words." if distances is None else \
         "The tree above, a bar per word for its syntactic distance, the words below."
     if split_numbers:
-        description += " The numbers on the tree give the split order: 1 is the root, then breadth-first."
-    parts = [_svg_open(svg_width, svg_height, title), f"<desc>{description}</desc>"]
+        description += " The numbers on the tree give the split order: 1 is the root, then row by row."
+    root_x = f' data-root-x="{_num(nodes[0].x)}"'  # for a page that scrolls a wide picture to its root
+    parts = [_svg_open(frame.width, frame.height, title, root_x), f"<desc>{description}</desc>"]
     if title:
         parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
                      f'{_text(title)}</text>')
+    if distances is not None:
+        # Guides from each word's line down through the bars, behind everything else. Lines are drawn as
+        # one <path> per kind: a long page holds thousands of pictures, and this keeps each small.
+        guides = "".join(f"M{_num(cx)} {_num(frame.leaf_y)}V{_num(frame.bars_bottom)}" for cx in frame.centers)
+        parts.append(f'<path class="guides" d="{guides}" stroke="{GUIDE_INK}" stroke-dasharray="2 3"/>')
+    parts.extend(_tree(nodes, frame, split_numbers))
+    if has_bars:
+        parts.append(_bars(tokens, distances, frame, legend))
+    parts.append(_words(tokens, distances, frame))
+    return "".join(parts) + "</svg>"
 
-    # Guides from each leaf down to its word, behind everything else. Lines are drawn as one <path>
-    # per kind: a long page holds thousands of pictures, and this keeps each small.
-    guides = "".join(f"M{_num(cx)} {_num(leaf_y)}V{_num(bars_bottom)}" for cx in centers)
-    parts.append(f'<path class="guides" d="{guides}" stroke="{GUIDE_INK}" stroke-dasharray="2 3"/>')
 
-    def node_xy(node: _Node) -> tuple[float, float]:
-        return (centers[node.first] + centers[node.last]) / 2, leaf_y - node.height * step
+def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool) -> list[str]:
+    """Edges, then node marks on top of them.
 
-    # Edges, then node marks on top of them. Explicit stack: a tree can be thousands of levels deep.
+    Each child is drawn one row below its parent, and a word then drops straight down to the words' row:
+    every subtree stays inside the columns of its words and below its root's row, and a parent's edges
+    stay between its row and the next, so no two edges can cross (the textbook layout).
+    """
     edges, marks = [], []
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    for node in nodes:
         if not node.children:
             continue
-        px, py = node_xy(node)
+        py = frame.row(node.depth)
         for child in node.children:
-            cx, cy = node_xy(child)
-            edges.append(f"M{_num(px)} {_num(py)}L{_num(cx)} {_num(cy)}")
-            stack.append(child)
-        marks.append(_node_mark(node, px, py, split_numbers))
-    parts.append(f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>')
-
-    if distances is not None:
-        parts.append(_bars(tokens, distances, centers, widths, bars_top, bars_bottom))
+            edges.append(f"M{_num(node.x)} {_num(py)}L{_num(child.x)} {_num(frame.row(child.depth))}")
+            if not child.children and frame.row(child.depth) < frame.leaf_y:
+                edges.append(f"V{_num(frame.leaf_y)}")
+        marks.append(_node_mark(node, node.x, py, split_numbers))
+    parts = [f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>']
     if split_numbers:
         parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="10" text-anchor="middle">'
                      f'{"".join(marks)}</g>')
     else:
         parts.append(f'<g class="nodes" fill="{TREE_INK}">{"".join(marks)}</g>')
+    return parts
 
-    parts.append(f'<g class="words" text-anchor="middle" fill="{INK}">')
-    for k, (token, cx) in enumerate(zip(tokens, centers)):
-        word = f'<text class="word" x="{_num(cx)}" y="{_num(word_y)}">{_text(token)}</text>'
+
+def _words(tokens: Sequence[str], distances: Optional[Sequence[Optional[float]]], frame: _Frame) -> str:
+    parts = [f'<g class="words" text-anchor="middle" fill="{INK}">']
+    for k, (token, cx) in enumerate(zip(tokens, frame.centers)):
+        word = f'<text class="word" x="{_num(cx)}" y="{_num(frame.word_y)}">{_text(token)}</text>'
         if distances is not None and distances[k] is None:
             word = (f'<g class="unread" fill="{UNREAD_INK}"><title>{_text(token)}: not read by the model'
                     f'</title>{word}</g>')
         parts.append(word)
-    parts.append("</g></svg>")
-    return "".join(parts)
+    return "".join(parts) + "</g>"
 
 
 def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
@@ -251,25 +298,38 @@ def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
             f'<text class="order" x="{_num(x)}" y="{_num(y + 3.5)}" fill="{INK}" stroke="none">{label}</text></g>')
 
 
-def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], centers: list[float],
-          widths: list[float], top: float, bottom: float) -> str:
-    """A bar per read word, from the bottom of the bar area up; the tallest is the sentence's largest distance."""
+def _value(value: float) -> str:
+    """A scale's figure: whole numbers as such (split heights), others to 3 significant digits."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.3g}"
+
+
+def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _Frame, legend: str) -> str:
+    """A bar per read word, from the bottom of the bar area up (the tallest is the sentence's largest
+    distance), a scale right of them, and the legend saying what they measure under the words."""
+    top, bottom, centers, widths = frame.bars_top, frame.bars_bottom, frame.centers, frame.widths
     read = [float(d) for d in distances if d is not None]
+    low, high = min(0.0, min(read)), max(read)
+    right = centers[-1] + widths[-1] / 2
     parts = [f'<g class="bars" fill="{BAR_COLOR}">',
-             f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" '
-             f'x2="{_num(centers[-1] + widths[-1] / 2)}" y2="{_num(bottom)}" stroke="{GUIDE_INK}"/>']
-    if read:
-        low, high = min(0.0, min(read)), max(read)
-        for token, d, cx, width in zip(tokens, distances, centers, widths):
-            if d is None:
-                continue
-            share = (float(d) - low) / (high - low) if high > low else 1.0
-            height = max(1.0, share * (bottom - top))  # a zero distance still shows as a line
-            bar_width = min(26.0, max(8.0, width * 0.5))
-            parts.append(f'<rect class="bar" x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
-                         f'width="{_num(bar_width)}" height="{_num(height)}">'
-                         f'<title>{_text(token)}: distance {float(d):.3f}</title></rect>')
+             f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" x2="{_num(right)}" '
+             f'y2="{_num(bottom)}" stroke="{GUIDE_INK}"/>']
+    for token, d, cx, width in zip(tokens, distances, centers, widths):
+        if d is None:
+            continue
+        share = (float(d) - low) / (high - low) if high > low else 1.0
+        height = max(MIN_BAR, share * (bottom - top))  # a zero distance still shows, even scaled down
+        bar_width = min(26.0, max(8.0, width * 0.5))
+        parts.append(f'<rect class="bar" x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
+                     f'width="{_num(bar_width)}" height="{_num(height)}">'
+                     f'<title>{_text(token)}: distance {float(d):.3f}</title></rect>')
     parts.append("</g>")
+    x = right + 8
+    parts.append(f'<g class="scale" fill="#666" stroke="#999" font-size="{LEGEND_SIZE}">'
+                 f'<path d="M{_num(x)} {_num(top)}V{_num(bottom)}M{_num(x)} {_num(top)}h4M{_num(x)} {_num(bottom)}h4"/>'
+                 f'<text x="{_num(x + 6)}" y="{_num(top + 4)}" stroke="none">{_value(high)}</text>'
+                 f'<text x="{_num(x + 6)}" y="{_num(bottom)}" stroke="none">{_value(low)}</text></g>'
+                 f'<text class="legend" x="{MARGIN}" y="{_num(frame.legend_y)}" font-size="{LEGEND_SIZE}" '
+                 f'fill="#666">{_text(legend)}</text>')
     return "".join(parts)
 
 
@@ -282,15 +342,19 @@ class NumberedSentence:
     tokens: list[str]
     tree: Optional[Tree]
     distances: Optional[list[Optional[float]]]  # per token, None where not read; None: no bars
+    bars: Optional[str] = None                  # what the distances are (sentence_svg's `bars`)
 
 
 SentenceLike = Union[NumberedSentence, tuple]
 
 
-def numbered(parsed: Iterable, start: int = 1) -> Iterable[NumberedSentence]:
-    """NumberedSentence items from parser.ParsedSentence objects (anything with tokens, tree, distances)."""
+def numbered(parsed: Iterable, start: int = 1,
+             bars: Optional[Callable[[str], Optional[str]]] = None) -> Iterable[NumberedSentence]:
+    """NumberedSentence items from parser.ParsedSentence objects (anything with tokens, tree, distances).
+    bars: what the distances of a sentence's model are, from its `model` (picture_files.bars_kind)."""
     for line, sentence in enumerate(parsed, start):
-        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances)
+        kind = bars(getattr(sentence, "model", "")) if bars is not None and sentence.tokens else None
+        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances, kind)
 
 
 def _as_item(item: SentenceLike) -> NumberedSentence:
@@ -309,17 +373,19 @@ def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list
     """Write one SVG file per sentence into out_dir (created if missing), named by line number.
 
     Items are NumberedSentence or (line, tokens, tree, distances); empty lines get no file.
+    Each file is written whole or not at all, never through a link (picture_files.write_text_atomic).
     Returns the paths written, in input order.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from .picture_files import prepare_out_dir, write_text_atomic
+
+    out_dir = prepare_out_dir(out_dir)  # before the first sentence is parsed: items may be a lazy parse
     written = []
     for item in map(_as_item, items):
         if not item.tokens:
             continue
         path = out_dir / svg_file_name(item.line)
-        path.write_text(sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}") + "\n",
-                        encoding="utf-8")
+        write_text_atomic(path, sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}",
+                                             bars=item.bars) + "\n")
         written.append(path)
     return written
 
@@ -334,7 +400,9 @@ h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
 .sentence {{ border-top: 1px solid #eee; }}
 .sentence h2 {{ color: #666; font-weight: normal; }}
 .picture {{ overflow-x: auto; }}
-.picture svg {{ display: block; }}
+/* A picture shrinks to its box, down to {MIN_SCALE:.0%} of its size (text stays readable); past that the box
+   scrolls sideways, and the page's script scrolls it to the tree's root. --w: the picture's own width. */
+.picture svg {{ display: block; width: 100%; height: auto; max-width: var(--w); min-width: calc(var(--w) * {MIN_SCALE}); }}
 .pending {{ background: repeating-linear-gradient(90deg, #fafafa 0 12px, #f3f3f3 12px 24px); }}
 .bracket {{ font-family: ui-monospace, monospace; font-size: .85em; color: #333; margin: .3em 0 .8em;
            overflow-wrap: anywhere; white-space: pre-wrap; }}
@@ -348,6 +416,18 @@ tr.bound td {{ color: #777; font-style: italic; }}
 figcaption {{ color: #555; font-size: .9em; }}
 """
 
+# A picture wider than its box (a long sentence on a narrow screen) is scrolled so that the tree's root,
+# which sentence_svg marks with data-root-x, is in the middle of the view rather than off to the right.
+ROOT_SCRIPT = """
+function centreOnRoot(box) {
+  var svg = box.querySelector('svg[data-root-x]');
+  if (!svg || box.scrollWidth <= box.clientWidth) return;
+  var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  box.scrollLeft = svg.getAttribute('data-root-x') * scale - box.clientWidth / 2;
+}
+document.querySelectorAll('.picture').forEach(centreOnRoot);
+"""
+
 # Pictures after the first max_eager wait in <template>s; this draws each when it nears the viewport
 # (all at once where IntersectionObserver is missing).
 LAZY_SCRIPT = """
@@ -358,6 +438,7 @@ LAZY_SCRIPT = """
     box.replaceChildren(template.content.cloneNode(true));
     box.classList.remove('pending');
     box.style.minHeight = '';
+    centreOnRoot(box);
   }
   var boxes = document.querySelectorAll('.picture.pending');
   if (!('IntersectionObserver' in window)) { boxes.forEach(show); return; }
@@ -379,9 +460,19 @@ def _page(title: str, body: Sequence[str], script: str = "") -> str:
             + "\n".join(body) + f"\n{script_tag}</body></html>\n")
 
 
-def _svg_height(svg: str) -> str:
-    match = re.search(r'height="([0-9.]+)"', svg)
+def _svg_size(svg: str, which: str) -> str:
+    match = re.search(rf' {which}="([0-9.]+)"', svg)
     return match.group(1) if match else "120"
+
+
+def picture(svg: str, lazy: bool = False) -> str:
+    """A sentence's SVG in its page box, which scales it to the page (see PAGE_CSS); a lazy one waits in a
+    <template> (drawn by LAZY_SCRIPT) in a box as high as the picture at full size."""
+    style = f"--w:{_svg_size(svg, 'width')}px"
+    if not lazy:
+        return f'<div class="picture" style="{style}">{svg}</div>'
+    return (f'<div class="picture pending" style="{style};min-height:{_svg_size(svg, "height")}px">'
+            f"<template>{svg}</template></div>")
 
 
 def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_eager: int = 200,
@@ -407,22 +498,18 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
         if not item.tokens:
             sections.append(f'{heading}<p class="note">(empty line)</p></section>')
             continue
-        svg = sentence_svg(item.tokens, item.tree, item.distances)
-        if shown <= max_eager:
-            picture = f'<div class="picture">{svg}</div>'
-        else:
-            picture = (f'<div class="picture pending" style="min-height:{_svg_height(svg)}px">'
-                       f"<template>{svg}</template></div>")
-        sections.append(f'{heading}{picture}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
+        svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager)
+        sections.append(f'{heading}{svg}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
 
     total = shown + left_out
     body = [f"<h1>{_text(title)}</h1>",
             f'<p class="meta">{total:,} line{"s" if total != 1 else ""}.</p>',
             '<p class="legend">Each picture: the words at the bottom; above each word a bar for its syntactic '
-            "distance (hover for the value; grey words were not read by the model and have none); above "
-            "the bars, the tree the distances give. The numbers on the tree are the split order: 1 is the "
-            "first split (the root, at the largest distance), then breadth-first: the root's two parts, "
-            "their parts, and so on, left to right. Under each picture, the same tree in brackets.</p>"]
+            "distance (hover for the value; the scale is right of the bars and the line under the words says "
+            "what they measure; grey words were not read by the model and have none); above the bars, the "
+            "tree the distances give, one row per depth. The numbers on the tree are the split order: 1 is "
+            "the first split (the root, at the largest distance), then row by row, left to right: the "
+            "root's two parts, their parts, and so on. Under each picture, the same tree in brackets.</p>"]
     if shown > max_eager:
         body.append(f'<noscript><p class="note">Pictures after the first {max_eager:,} are drawn by a '
                     "small script as you scroll; with scripts off only their brackets show.</p></noscript>")
@@ -435,4 +522,4 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
     body.extend(sections)
     if capped_note:
         body.append(capped_note)
-    return _page(title, body, LAZY_SCRIPT if shown > max_eager else "")
+    return _page(title, body, ROOT_SCRIPT + (LAZY_SCRIPT if shown > max_eager else ""))

@@ -53,9 +53,10 @@ def test_svg_has_one_text_per_word_a_bar_per_read_word_and_split_numbers(tokens,
     assert len(by_class(root, "rect", "bar")) == sum(d is not None for d in distances)
     numbers = sorted(int(e.text) for e in by_class(root, "text", "order"))
     assert numbers == list(range(1, len(tokens)))
-    # nothing else drawn as text repeats a word (title, split numbers)
+    # nothing else drawn as text repeats a word: the title, and the bars' scale (0 to the largest) and legend
     others = [e.text for e in root.iter(SVG + "text") if e.get("class") not in ("word", "order")]
-    assert others == ["line 7"]
+    largest = max(d for d in distances if d is not None)
+    assert others == ["line 7", f"{largest:.3g}", "0", "bars: syntactic distance of each word"]
 
 
 def test_bars_scale_to_the_largest_distance_and_skip_unread_words():
@@ -72,9 +73,11 @@ def test_bars_scale_to_the_largest_distance_and_skip_unread_words():
 
 
 def test_wide_characters_get_wider_columns():
-    narrow = ET.fromstring(sentence_svg(["ab", "cd"], ["ab", "cd"], [1.0, 2.0]))
-    wide = ET.fromstring(sentence_svg(["天安门广场", "cd"], ["天安门广场", "cd"], [1.0, 2.0]))
-    assert float(wide.get("width")) > float(narrow.get("width")) + 40
+    def second_word_x(first):
+        root = ET.fromstring(sentence_svg([first, "cd"], [first, "cd"], [1.0, 2.0]))
+        return float(by_class(root, "text", "word")[1].get("x"))
+
+    assert second_word_x("天安门广场") > second_word_x("ab") + 40
 
 
 def test_split_numbers_go_top_down():
@@ -203,7 +206,8 @@ def test_html_page_draws_every_line_with_its_brackets():
     page_items.append((4, [], None, []))  # an empty input line
     page = html_page(page_items, title="my <sentences>")
     reader = read_page(page)
-    assert reader.inline_svgs == 3 and reader.templates == 0 and reader.scripts == 0
+    assert reader.inline_svgs == 3 and reader.templates == 0
+    assert reader.scripts == 1 and "centreOnRoot" in page  # only the script that scrolls wide pictures
     assert_self_contained(page)
     assert "<title>my &lt;sentences&gt;</title>" in page
     assert "(S (S (X The) (X cat))" in page  # the bracket line, as text under the picture
