@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
 UNK, EOS = "<unk>", "<eos>"
-TOKENIZERS = ("whitespace", "ptb", "jieba")
+TOKENIZERS = ("whitespace", "ptb", "jieba", "unicode")
 
 _NUMBER = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
 _SPECIAL = re.compile(r"<\w+>")
@@ -34,7 +34,9 @@ def is_punctuation(token: str) -> bool:
 @dataclass
 class Tokenizer:
     """How raw text becomes model tokens. Stored in the model file."""
-    kind: str = "ptb"          # "ptb" (English, the Penn Treebank rules), "jieba" (Chinese), "whitespace"
+    # "ptb" (English, the Penn Treebank rules), "jieba" (Chinese), "unicode" (other languages: words and
+    # punctuation by Unicode class, see unicode_words), "whitespace" (files trained before "unicode" existed)
+    kind: str = "ptb"
     lowercase: bool = True
     numbers_to_n: bool = True  # "29", "3.5", "1,000" → "N", as in the Mikolov PTB text
     nfkc: bool = True          # full-width digits and letters → ASCII
@@ -50,6 +52,8 @@ class Tokenizer:
             return line.split()
         if self.kind == "jieba":
             return [w for w in _jieba().lcut(line.strip()) if w.strip()]
+        if self.kind == "unicode":
+            return unicode_words(line)
         return _ptb_split(line)
 
     def normalize(self, token: str) -> str:
@@ -115,8 +119,9 @@ class Tokenizer:
 
 
 def default_tokenizer(lang: str) -> Tokenizer:
-    """English → PTB rules; Chinese → jieba; anything else → whitespace."""
-    return {"en": Tokenizer("ptb"), "zh": Tokenizer("jieba")}.get(lang, Tokenizer("whitespace"))
+    """English → PTB rules; Chinese → jieba; anything else → words and punctuation by Unicode class.
+    (A model file keeps its own tokenizer: one trained with "whitespace" still splits on spaces only.)"""
+    return {"en": Tokenizer("ptb"), "zh": Tokenizer("jieba")}.get(lang, Tokenizer("unicode"))
 
 
 _CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
@@ -214,6 +219,47 @@ def _as_written(line: str, tokens: list[str]) -> list[str]:
         out.append(line[at:at + length])
         cursor = at + length
     return out
+
+
+# The "unicode" tokenizer, for languages without rules of their own: a word is a run of letters, marks,
+# digits and format characters (soft hyphen, zero-width joiners) (with the `regex` module's \p classes, so that combining marks, as in Devanagari, stay inside
+# words: the standard `re` has no \p and its \w leaves them out), joined by inner apostrophes and hyphens
+# (aujourd'hui, disse-lhe, из-за); every other character is punctuation, a token of its own (a run of the
+# same character, "..." or "--", is one token). Kept whole: numbers with inner separators (3,5 1.000 10:30),
+# abbreviations with inner periods (z.B. U.S. т.е.), and before another word a single capital (initials,
+# French "M.") or a common title or abbreviation below; a final period is always split off. French and
+# Italian elisions are cut after the apostrophe (l'homme → l' homme, dell'anno → dell' anno), as their
+# treebanks do.
+_ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Sr", "Sra", "Srta", "Dra", "Mme", "Mlle", "Hr", "Fr",
+                  "Nr", "bzw", "vgl", "usw", "ca", "etc", "Abs", "Jh", "pp", "vs", "cf", "av",
+                  "г", "гг", "см", "др", "ул", "им", "тыс", "млн", "млрд")
+_UNICODE_TOKEN = r"""
+    <\w+>                                              # a special token: <unk>
+  | \p{N}+(?:[.,:/]\p{N}+)+(?![\p{L}\p{M}\p{N}\p{Cf}])  # 3,5  1.000  10:30  1/2
+  | (?:\p{L}{1,4}\.){2,}                               # z.B.  U.S.  a.k.a.
+  | (?:\p{Lu}|(?:ABBREVIATIONS))\.(?=\s+\S)            # M. Dupont, Dr. Müller (not at the end)
+  | [\p{L}\p{M}\p{N}\p{Cf}_]+(?:['’\-][\p{L}\p{M}\p{N}\p{Cf}_]+)*  # words, inner apostrophes and hyphens
+  | ([^\p{L}\p{M}\p{N}\p{Cf}\s])\1*                    # punctuation: one character, or a run of it
+"""
+_ELISION = r"(?i)^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu|dell|nell|dall|sull|all|quell|un)['’](?=\p{L})"
+_unicode_patterns = None
+
+
+def unicode_words(line: str) -> list[str]:
+    """The "unicode" tokenizer's tokens of a line (see above), each a piece of the line as written."""
+    global _unicode_patterns
+    if _unicode_patterns is None:
+        import regex  # (a dependency of nltk's; imported here, as only this tokenizer needs it)
+        words = "|".join(r"\b" + a for a in _ABBREVIATIONS)
+        _unicode_patterns = (regex.compile(_UNICODE_TOKEN.replace("ABBREVIATIONS", words), regex.VERBOSE),
+                             regex.compile(_ELISION))
+    token_pattern, elision = _unicode_patterns
+    tokens = []
+    for match in token_pattern.finditer(line):
+        token = match.group(0)
+        cut = elision.match(token)
+        tokens += [token[:cut.end()], token[cut.end():]] if cut else [token]
+    return tokens
 
 
 def _jieba():

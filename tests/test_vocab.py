@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from onlstm_cli.vocab import (
     EOS,
@@ -109,7 +111,71 @@ def test_unknown_tokenizer_kind():
 def test_default_tokenizers():
     assert default_tokenizer("en").kind == "ptb"
     assert default_tokenizer("zh").kind == "jieba"
-    assert default_tokenizer("de").kind == "whitespace"
+    assert default_tokenizer("de").kind == "unicode"
+    assert default_tokenizer("ru").kind == "unicode"
+
+
+# --- the "unicode" tokenizer (languages without rules of their own) --------------------------------
+
+UNICODE_CASES = [
+    ("Die Preise wurden um 3,5 % erhöht. Das gilt z.B. für Dr. Müller.",
+     ["Die", "Preise", "wurden", "um", "3,5", "%", "erhöht", ".", "Das", "gilt", "z.B.", "für", "Dr.", "Müller",
+      "."]),
+    ("„Hallo“, sagte er – und ging (langsam) nach Hause...",
+     ["„", "Hallo", "“", ",", "sagte", "er", "–", "und", "ging", "(", "langsam", ")", "nach", "Hause", "..."]),
+    ("L'homme qu'il a vu aujourd'hui est M. Dupont, n'est-ce pas ?",
+     ["L'", "homme", "qu'", "il", "a", "vu", "aujourd'hui", "est", "M.", "Dupont", ",", "n'", "est-ce", "pas", "?"]),
+    ("« Bonjour ! » dit-elle. C’est l’été.",
+     ["«", "Bonjour", "!", "»", "dit-elle", ".", "C’", "est", "l’", "été", "."]),
+    ("Ele disse-lhe que não: o Sr. Silva bebeu 1.000 copos d'água.",
+     ["Ele", "disse-lhe", "que", "não", ":", "o", "Sr.", "Silva", "bebeu", "1.000", "copos", "d'", "água", "."]),
+    ("Он сказал: «Привет!» — и ушёл, т.е. из-за дождя.",
+     ["Он", "сказал", ":", "«", "Привет", "!", "»", "—", "и", "ушёл", ",", "т.е.", "из-за", "дождя", "."]),
+    ("В 2020 г. цены выросли на 3,5%.", ["В", "2020", "г.", "цены", "выросли", "на", "3,5", "%", "."]),
+]
+
+
+@pytest.mark.parametrize("line, tokens", UNICODE_CASES, ids=["de", "de-quotes", "fr", "fr-quotes", "pt", "ru",
+                                                             "ru-numbers"])
+def test_unicode_tokenizer_splits_punctuation_from_words(line, tokens):
+    assert Tokenizer("unicode").split(line) == tokens
+
+
+def test_unicode_tokenizer_splits_a_final_period_and_keeps_words_whole():
+    split = Tokenizer("unicode").split
+    assert split("Es war Plan B.") == ["Es", "war", "Plan", "B", "."]  # an initial only before another word
+    assert split("See the U.S. Dr. Who etc.") == ["See", "the", "U.S.", "Dr.", "Who", "etc", "."]
+    assert split("geht's COVID-19 2020er") == ["geht's", "COVID-19", "2020er"]  # no elision: kept whole
+    assert split("हिन्दी भाषा।") == ["हिन्दी", "भाषा", "।"]  # combining marks stay inside words
+    assert split("the <unk> sat") == ["the", "<unk>", "sat"]
+    assert split("dell'anno") == ["dell'", "anno"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=60))
+def test_unicode_tokens_are_the_line_without_its_spaces(line):
+    """No character is lost, changed or moved, and no token is empty or holds a space."""
+    tokens = Tokenizer("unicode").split(line)
+    assert "".join(tokens) == "".join(line.split())
+    assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
+
+
+def test_old_model_files_tokenize_as_before():
+    """A file keeps its tokenizer: the bundled models (ptb, jieba) and a file trained with "whitespace"
+    before "unicode" existed split exactly as they did."""
+    from onlstm_cli.modelfile import read_archive
+    from onlstm_cli.parser import resolve_model
+    kinds = {name: read_archive(resolve_model(name))["tokenizer"] for name in ("en", "zh", "zh-st")}
+    assert {name: t["kind"] for name, t in kinds.items()} == {"en": "ptb", "zh": "jieba", "zh-st": "jieba"}
+    line = 'The cat sat. "Don\'t go," she said (quietly)...'
+    # the Treebank rules, which split only a final period, with the quotes as written
+    assert Tokenizer(**kinds["en"]).split(line) == ["The", "cat", "sat.", '"', "Do", "n't", "go", ",", '"', "she",
+                                                     "said", "(", "quietly", ")", "..."]
+    assert Tokenizer(**kinds["zh"]).split("爱真的需要勇气。") == ["爱", "真的", "需要", "勇气", "。"]
+    old = Tokenizer(**{"kind": "whitespace", "lowercase": True, "numbers_to_n": True, "nfkc": True,
+                       "characters": False})
+    assert old.split("Die Preise wurden erhöht.") == ["Die", "Preise", "wurden", "erhöht."]
+    assert Tokenizer(**Tokenizer("unicode").to_dict()).kind == "unicode"  # a new file records the new kind
 
 
 def test_has_cjk():
