@@ -332,6 +332,7 @@ def parse(
     batch_size: int = typer.Option(64, "--batch-size", help="Sentences per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes, each with its own copy of the model; the output is the same, in input order. Default: 1 on a machine of up to 2 cores (its threads already share the work), else one per 2 cores."),
 ):
     """Parse sentences (one a line) into unlabeled binary trees.
 
@@ -345,10 +346,12 @@ def parse(
     from .formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
     from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
     from .api import BLOCK, Parser
+    from .parallel import check_jobs, default_jobs, parse_in_workers
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
     if batch_size < 1:
         raise UserError("--batch-size must be at least 1")
+    jobs = default_jobs() if jobs is None else check_jobs(jobs)
     if layer is not None and layer < 1:
         raise UserError("--layer must be at least 1")
     if files is None and sys.stdin.isatty():
@@ -365,7 +368,8 @@ def parse(
     out = sys.stdout
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
-    batches = parser.parse_batches(read_input_batches(files or [], BLOCK))
+    lines = read_input_batches(files or [], BLOCK)
+    batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
     if fmt in (OutputFormat.svg, OutputFormat.html):
         from itertools import chain
 
@@ -387,10 +391,13 @@ def parse(
                                                                           sentence.distances)) + "\n")
             out.flush()
         return
-    number = 0  # input lines so far, for messages
+    number, refused = 0, 0  # input lines so far, for messages; lines not parsed
     for batch in batches:
         for sentence in batch:
             number += 1
+            if sentence.error:
+                typer.echo(f"error: input line {number}: {sentence.error}", err=True)
+                refused += 1
             if sentence.tree is None:
                 out.write("\n")
                 continue
@@ -412,6 +419,9 @@ def parse(
                 if distances:
                     console.print(f"distances: {shown}", markup=False)
         out.flush()
+    if refused:
+        raise UserError(f"{refused} input line{'s' if refused > 1 else ''} not parsed (see above); every other "
+                        "line was answered")
 
 
 BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),

@@ -200,17 +200,29 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], reader, all_lay
 
 
 def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:
-    """The split heights of the span parser's tree of each sentence (span_parser.py)."""
+    """The split heights of the span parser's tree of each sentence (span_parser.py); a sentence too long
+    for CKY gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
     import torch
 
-    from .span_parser import span_distances
+    from .span_parser import MAX_SPAN_WORDS, span_distances, tree_heights
     vocab = loaded.vocab
-    ids_of = [vocab.encode(s) for s in sentences]
+    short = [k for k, s in enumerate(sentences) if len(s) <= MAX_SPAN_WORDS]
+    results: list = [None] * len(sentences)
+    ids_of = [vocab.encode(sentences[k]) for k in short]
     threads = torch.get_num_threads()
-    if threads > 1 and len(sentences) > batch_size and loaded.span_parser.bias.device.type == "cpu":
+    if threads > 1 and len(short) > batch_size and loaded.span_parser.bias.device.type == "cpu":
         with batches_side_by_side(threads) as pool:
-            return span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map)
-    return span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size)
+            heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map)
+    else:
+        heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size)
+    for k, h in zip(short, heights):
+        results[k] = h
+    long = [k for k, s in enumerate(sentences) if len(s) > MAX_SPAN_WORDS]
+    if long:
+        distances = _direction_distances(loaded, [sentences[k] for k in long], loaded.parse_layer, batch_size, False)
+        for k, d in zip(long, distances):
+            results[k] = tree_heights(build_tree(d, list(range(len(d))), loaded.split))
+    return results
 
 
 def _direction_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
@@ -339,9 +351,15 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
 @dataclass
 class ParsedSentence:
     tokens: list[str]             # the user's tokens, as shown in the tree
-    tree: Tree | None             # None for an empty line
+    tree: Tree | None             # None for an empty line, or one that was not parsed (`error`)
     distances: list[float | None]  # per token; None where the token was not fed to the model
     model: str = ""
+    error: str | None = None      # why the line was not parsed (too long); the other lines still are
+
+
+# A sentence's parse takes time and memory linear in its length, but a line of millions of words is no
+# sentence (a file without newlines): it is answered with a message, and the lines around it are parsed.
+MAX_SENTENCE_WORDS = 100_000
 
 
 # Control characters (Unicode Cc: NUL, ESC, DEL, the C0 and C1 ranges) are not text: they separate tokens
@@ -377,6 +395,12 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     for path, indices in by_model.items():
         loaded = cache.get(path)
         prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]
+        for k, (tokens, _, _) in zip(indices, prepared):
+            if len(tokens) > MAX_SENTENCE_WORDS:
+                results[k].error = (f"{len(tokens):,} words, more than the {MAX_SENTENCE_WORDS:,} a sentence may "
+                                    "have: not parsed")
+        kept = [j for j, k in enumerate(indices) if results[k].error is None]
+        indices, prepared = [indices[j] for j in kept], [prepared[j] for j in kept]
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
                                        model_tokens=not pretokenized)
         rule = split_rule(loaded, layer, split)

@@ -20,6 +20,11 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from . import fast
 from .config import SpanParserConfig
+from .trees import Tree, fold_tree
+
+# CKY takes time n³ and memory n²: a sentence longer than this is parsed by the file's ON-LSTM instead
+# (parser.py), in time and memory linear in its length. Real sentences are far shorter (PTB's longest: 141).
+MAX_SPAN_WORDS = 1000
 
 
 class SpanParser(nn.Module):
@@ -129,6 +134,19 @@ def split_heights(split: list[list[int]], n: int) -> list[int]:
         stack.append((i, k))
         stack.append((k, j))
     return heights
+
+
+def tree_heights(tree: Tree) -> list[int]:
+    """The split heights (see `split_heights`) of a binary tree whose leaves are word positions 0 … n − 1."""
+    heights: dict[int, int] = {}
+
+    def on_node(children: list[tuple[int, int]]) -> tuple[int, int]:
+        (start, middle), (_, end) = children[0], children[-1]
+        heights[middle] = end - start
+        return start, end
+
+    start, end = fold_tree(tree, lambda k: (k, k + 1), on_node)
+    return [heights.get(k, 0) for k in range(start, end)]
 
 
 def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, batch_size: int = 64,
