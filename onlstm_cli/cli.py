@@ -322,7 +322,7 @@ ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as t
 @friendly_errors
 def parse(
     files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (en, zh); default: zh for lines with CJK characters, else en."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: zh for lines with CJK characters, else en."),
     output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing), tree (rich), svg (a picture per sentence: tree, distance bars, split order; one a line, or files with --out-dir) or html (one page for all lines); default: tree on a terminal, else bracket."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="With --format svg: write line-000001.svg … into this folder instead of stdout."),
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
@@ -371,26 +371,8 @@ def parse(
     lines = read_input_batches(files or [], BLOCK)
     batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
     if fmt in (OutputFormat.svg, OutputFormat.html):
-        from itertools import chain
-
-        from .draw import html_page, numbered, sentence_svg, write_svgs
-        if out_dir is not None:
-            written = write_svgs(numbered(chain.from_iterable(batches)), out_dir)
-            typer.echo(f"wrote {len(written)} pictures to {out_dir}", err=True)
-            return
-        if fmt == OutputFormat.html:
-            page = html_page(numbered(chain.from_iterable(batches)), title="onlstm parse")
-            # in pieces: a single huge write into a pipe whose reader has gone ends short without an error
-            for start in range(0, len(page), 1 << 16):
-                out.write(page[start:start + (1 << 16)])
-                out.flush()
-            return
-        for batch in batches:
-            for sentence in batch:
-                out.write(("" if sentence.tree is None else sentence_svg(sentence.tokens, sentence.tree,
-                                                                          sentence.distances)) + "\n")
-            out.flush()
-        return
+        from .picture_files import write_pictures
+        return write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
     number, refused = 0, 0  # input lines so far, for messages; lines not parsed
     for batch in batches:
         for sentence in batch:
@@ -432,7 +414,7 @@ BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("bal
 @friendly_errors
 def evaluate(
     gold: Path = typer.Option(..., "--gold", "-g", help="Gold trees: bracketed trees (one a line or .mrg files, or a folder of them) or CoNLL-U."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (en, zh); default: by the gold text's script."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: by the gold text's script."),
     pred: Optional[Path] = typer.Option(None, "--pred", help="Score these trees (one bracketed tree a line) instead of a model's."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
@@ -443,14 +425,18 @@ def evaluate(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write the report as one self-contained page: the table, charts (F1 by length, per layer, label recall) and example trees beside the gold ones."),
+    examples: int = typer.Option(3, "--examples", help="With --html: how many example sentences to draw beside their gold trees (the best, the worst and evenly between by sentence F1)."),
 ):
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
     import json
 
     from .formats import read_gold, read_predicted
     from .metrics import evaluate as score
+    from .picture_files import check_destination, warn_once_about_cjk, write_text_atomic
     from .trees import baseline_trees
 
+    if html is not None:
+        check_destination(html)  # before the evaluation, which may take minutes
     sentences = read_gold(gold)
     report = {"gold": str(gold), "sentences": len(sentences), "split": split.value if split else "paper",
               "systems": {}}
@@ -503,19 +489,13 @@ def evaluate(
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
     if html is not None:
         from .report_page import choose_examples, report_html
-        examples = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)))
-        write_text_file(html, report_html(report, examples))
+        warn_once_about_cjk(word for sentence in sentences for word in sentence.words)
+        chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)), count=examples)
+        write_text_atomic(html, report_html(report, chosen), refuse_symlink=True)
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print_report(report)
-
-
-def write_text_file(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror}") from None
 
 
 def split_note(report: dict) -> str:

@@ -411,8 +411,10 @@ th, td {{ padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: rig
 th:first-child, td:first-child {{ text-align: left; }}
 tr.bound td {{ color: #777; font-style: italic; }}
 .charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }}
-.pair {{ display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-end; }}
-.pair figure {{ margin: 0; }}
+/* The report's examples: gold and predicted side by side, each shrunk to its half; stacked when narrow. */
+.pair {{ display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 2em; align-items: end; }}
+@media (max-width: 50em) {{ .pair {{ grid-template-columns: minmax(0, 1fr); }} }}
+.pair figure {{ margin: 0; min-width: 0; }}
 figcaption {{ color: #555; font-size: .9em; }}
 """
 

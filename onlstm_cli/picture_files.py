@@ -1,12 +1,12 @@
-"""Writing pictures and report pages (`parse -f svg --out-dir`, `evaluate --html`) without harm, and the
-one warning pictures need (no CJK font to draw Chinese with).
+"""Writing pictures and report pages (`parse -f svg|html`, `evaluate --html`) without harm, and the one
+warning pictures need (no CJK font to draw Chinese with).
 
-A page is written to a hidden temporary file beside its destination and renamed over it, as the model
-files are (modelfile.atomic_save, which this cannot share: that one writes through torch.save, and drawing
-must not import torch). The rename replaces a symbolic link at the destination instead of writing through
-it, so a link planted there (`D/line-000001.svg -> ~/precious`) never redirects the write; a full disk
-or a killed process leaves the old file, or none, never a half-written or empty one.
-Only the standard library is imported here: `onlstm_cli.draw` uses it.
+Files go through modelfile.atomic_file, the project's one atomic writer: a temporary file beside the
+destination, renamed over it. The rename replaces a symbolic link at the destination instead of writing
+through it, so a link planted among the pictures (`D/line-000001.svg -> ~/precious`) never redirects a
+write; a full disk or a killed process leaves the old file, or none, never a half-written or empty one.
+Only the standard library is imported at import time (`onlstm_cli.draw` uses this module); modelfile
+(torch) is imported when a file is written.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Union
+from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
 from .errors import OnlstmError
 
@@ -32,39 +32,22 @@ def _why(e: OSError) -> str:
     return (e.strerror or str(e)).lower()
 
 
-def write_text_atomic(path: PathLike, text: str) -> None:
-    """Write `text` (UTF-8) to `path` through a temporary file beside it and a rename.
+def write_text_atomic(path: PathLike, text: str, refuse_symlink: bool = False) -> None:
+    """Write `text` (UTF-8) to `path` whole or not at all (modelfile.atomic_file). A link at `path` is
+    replaced, or with refuse_symlink refused (a file name the user gave: they may have meant its target)."""
+    from .modelfile import atomic_file
 
-    The folder must exist. The file gets the usual permissions (0666 less the umask), as `open` would give.
-    """
-    path = Path(path)
-    tmp = None
-    try:
-        if path.is_dir() and not path.is_symlink():
-            raise IsADirectoryError(21, "is a folder", str(path))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())  # a full disk shows here at the latest, before the old file is replaced
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; a picture is for sharing
-        os.replace(tmp, path)
-    except OSError as e:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise PictureFileError(f"cannot write {path}: {_why(e)}") from None
-    except BaseException:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path, "w", refuse_symlink=refuse_symlink) as f:
+        f.write(text)
 
 
 def check_destination(path: PathLike, option: str = "--html") -> None:
-    """Before any work: `path` must be a file name in an existing folder that we can write to."""
+    """Before any work: `path` must be a file name (not a link) in an existing folder we can write to."""
     path = Path(path)
-    if path.is_dir() and not path.is_symlink():
+    if path.is_symlink():  # as write_text_atomic(refuse_symlink=True) will, but before the work
+        raise PictureFileError(f"{option} {path} is a symbolic link; not writing through it (give the file it "
+                               "points to, or another name)")
+    if path.is_dir():
         raise PictureFileError(f"cannot write {option} {path}: it is a folder; give a file name, such as "
                                f"{path / 'report.html'}")
     _probe(path.parent, f"{option} {path}")
@@ -148,3 +131,31 @@ def bars_kind(parser) -> Callable[[str], Optional[str]]:
         loaded = parser._cache.get(Path(model))
         return "span" if loaded.span_parser is not None and parser.layer is None else "onlstm"
     return kind
+
+
+def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = False,
+                   out_dir: Optional[Path] = None) -> None:
+    """`onlstm parse -f svg|html`: batches of parser.ParsedSentence (from `parser`, an api.Parser) drawn as
+    one SVG a line on `out`, one file a sentence in out_dir, or (html) one page on `out`."""
+    from itertools import chain
+
+    from .draw import html_page, numbered, sentence_svg, write_svgs
+
+    bars = bars_kind(parser)
+    batches = watched(batches)
+    if out_dir is not None:
+        written = write_svgs(numbered(chain.from_iterable(batches), bars=bars), out_dir)
+        print(f"wrote {len(written)} pictures to {out_dir}", file=sys.stderr)
+        return
+    if html:
+        page = html_page(numbered(chain.from_iterable(batches), bars=bars), title="onlstm parse")
+        # in pieces: a single huge write into a pipe whose reader has gone ends short without an error
+        for start in range(0, len(page), 1 << 16):
+            out.write(page[start:start + (1 << 16)])
+            out.flush()
+        return
+    for batch in batches:
+        for sentence in batch:
+            out.write(("" if sentence.tree is None else sentence_svg(
+                sentence.tokens, sentence.tree, sentence.distances, bars=bars(sentence.model))) + "\n")
+        out.flush()

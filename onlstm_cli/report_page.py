@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from .draw import MARGIN, _num, _page, _svg_open, _text, sentence_svg, text_width
+from .draw import MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _text, picture, sentence_svg, text_width
 from .trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
@@ -273,8 +273,53 @@ def _score_table(report: dict) -> str:
     return f'<table class="scores"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+SPAN_PARSER = "span parser"  # how the CLI's system name for a self-trained file's span parser begins
+
+
+def _by_span_parser(report: dict) -> bool:
+    return next(iter(report["systems"]), "").startswith(SPAN_PARSER)
+
+
+def _figure(value: object) -> str:
+    """Facts as people read them: 115.79, not 115.79193019733425."""
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _facts(report: dict) -> list[tuple[str, object]]:
+    """What was evaluated, how; for a span parser the trees are its own, so no split rule is named for them."""
+    if _by_span_parser(report):
+        how = [("trees", "the self-trained span parser's own (CKY) trees, not a split of the ON-LSTM's distances"),
+               ("layers' split rule", report.get("layer_split"))]
+    else:
+        how = [("parse layer", report.get("layer")), ("split rule", report.get("split"))]
+    facts = [("gold", report.get("gold")), ("sentences", report.get("sentences")),
+             ("model", report.get("model")), ("predicted trees", report.get("pred")), *how,
+             ("validation perplexity", report.get("valid_ppl"))]
+    facts += [(f"perplexity on {path}", ppl) for path, ppl in report.get("perplexity", {}).items()]
+    return [(name, value) for name, value in facts if value is not None]
+
+
+def _bars_of(system: str) -> Optional[str]:
+    """What an example's distances are (draw.sentence_svg's `bars`), from the CLI's name of its system."""
+    if system.startswith(SPAN_PARSER):
+        return "span"
+    return "onlstm" if system.startswith("onlstm") else None
+
+
+def _example(example: ReportExample) -> str:
+    """The gold tree beside the predicted one (stacked on narrow screens: PAGE_CSS's .pair)."""
+    score = f" — sentence F1 {example.f1:.1f}" if example.f1 is not None else ""
+    gold = picture(sentence_svg(example.words, example.gold, None, split_numbers=False))
+    predicted = picture(sentence_svg(example.words, example.predicted, example.distances,
+                                     bars=_bars_of(example.system)))
+    return (f"<h3>{_text(example.source)}{score}</h3>"
+            f'<div class="pair"><figure>{gold}<figcaption>gold</figcaption></figure>'
+            f"<figure>{predicted}<figcaption>{_text(example.system or 'predicted')}</figcaption></figure></div>")
+
+
 def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Optional[str] = None) -> str:
-    """The evaluation report as one self-contained HTML page (no script at all).
+    """The evaluation report as one self-contained HTML page (its one small script only scrolls a picture
+    wider than the window to its tree's root).
 
     report: what `onlstm evaluate --json` prints (gold, sentences, split, systems: {name: the dict of
     metrics.evaluate}, upper_bound, and model, layer, valid_ppl, pred, perplexity when present); a single
@@ -283,14 +328,8 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
     """
     report = _as_report(report)
     title = title or f"onlstm evaluate: {report.get('gold', 'report')}"
-    facts = [("gold", report.get("gold")), ("sentences", report.get("sentences")),
-             ("model", report.get("model")), ("predicted trees", report.get("pred")),
-             ("parse layer", report.get("layer")), ("split rule", report.get("split")),
-             ("layers' split rule", report.get("layer_split")),
-             ("validation perplexity", report.get("valid_ppl"))]
-    facts += [(f"perplexity on {path}", ppl) for path, ppl in report.get("perplexity", {}).items()]
     body = [f"<h1>{_text(title)}</h1>",
-            '<p class="meta">' + "<br>".join(f"{_text(k)}: {_text(v)}" for k, v in facts if v is not None) + "</p>",
+            '<p class="meta">' + "<br>".join(f"{_text(k)}: {_text(_figure(v))}" for k, v in _facts(report)) + "</p>",
             _score_table(report),
             '<p class="legend">F1 is unlabeled bracketing F1 in percent, as in the ON-LSTM and PRPN papers: '
             "punctuation and traces removed by POS tag, spans of at least 2 words except the whole sentence; "
@@ -300,13 +339,6 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
     if examples:
         body.append("<h2>Examples</h2>")
         body.append('<p class="legend">Gold tree on the left, predicted tree on the right (numbers: split '
-                    "order; bars: the distances it was built from).</p>")
-    for example in examples:
-        score = f" — sentence F1 {example.f1:.1f}" if example.f1 is not None else ""
-        gold = sentence_svg(example.words, example.gold, None, split_numbers=False)
-        predicted = sentence_svg(example.words, example.predicted, example.distances)
-        body.append(f"<h3>{_text(example.source)}{score}</h3>"
-                    f'<div class="pair"><figure><div class="picture">{gold}</div><figcaption>gold</figcaption>'
-                    f'</figure><figure><div class="picture">{predicted}</div>'
-                    f"<figcaption>{_text(example.system or 'predicted')}</figcaption></figure></div>")
-    return _page(title, body)
+                    "order; bars: the distances it was built from, as the line under the words says).</p>")
+    body.extend(_example(example) for example in examples)
+    return _page(title, body, ROOT_SCRIPT)
