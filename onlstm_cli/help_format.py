@@ -1,12 +1,33 @@
 """How `onlstm --help` writes options and arguments: flags without a `<bool>` placeholder, arguments as
 NAME in capitals (`onlstm train [OPTIONS] CORPUS`), a repeated option's type as that of one value. Newer
-typer writes `<bool>`, `{corpus}` and `<list[Path]>`; the app uses PlainGroup to write them as click does."""
+typer writes `<bool>`, `{corpus}` and `<list[Path]>`; the app uses PlainGroup to write them as click does.
+
+The pages are laid out by click, not by typer's rich tables: a rich table gives each of its columns (long
+name, short name, negative flag, type, help) the width of its longest entry, which left the help text a
+column of about 20 characters at 80 columns. Click writes an option longer than 30 characters on a line
+of its own and wraps the help beside it at the terminal's width (at most 80)."""
 from __future__ import annotations
 
 from pathlib import PurePath
 from typing import Optional, get_args
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+# In an option's help, stands for the bundled models' names (parser.BUNDLED_MODELS), filled in when the
+# help is shown: importing the parser only then keeps every other start of `onlstm` as quick as it was.
+BUNDLED_MODELS = "BUNDLED_MODELS"
+
+
+def bundled_model_names() -> str:
+    from .parser import BUNDLED_MODELS as bundled
+    return ", ".join(bundled)
+
+
+def with_bundled_names(params: list) -> list:
+    for param in params:
+        if param.help and BUNDLED_MODELS in param.help:
+            param.help = param.help.replace(BUNDLED_MODELS, bundled_model_names())
+    return params
 
 
 def element_type(param) -> Optional[str]:
@@ -63,9 +84,14 @@ class PlainCommand(TyperCommand):
     def get_params(self, ctx):
         return plain_params(super().get_params(ctx))
 
+    def format_help(self, ctx, formatter):
+        with_bundled_names(self.params)
+        super(TyperCommand, self).format_help(ctx, formatter)  # click's layout (see above), not typer's
+
 
 class PlainGroup(TyperGroup):
-    """The `onlstm` group: its commands' help and usage lines use PlainOption and PlainArgument."""
+    """The `onlstm` group: its commands' help and usage lines use PlainOption and PlainArgument, and all
+    the help pages click's layout."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,3 +101,6 @@ class PlainGroup(TyperGroup):
 
     def get_params(self, ctx):
         return plain_params(super().get_params(ctx))
+
+    def format_help(self, ctx, formatter):
+        super(TyperGroup, self).format_help(ctx, formatter)
