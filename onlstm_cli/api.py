@@ -3,43 +3,189 @@
     from onlstm_cli import Parser
     parser = Parser.load("en")                 # a bundled name, a .onlstm path, or None: by each text's script
     parser.parse("The cat sat on the mat.")    # an nltk.Tree, the tree `onlstm parse -f bracket` prints
-    parser.parse(["The", "cat", "sat"])        # tokens as given
-    for tree in parser.parse_sents(lines): ... # streams, batch_size sentences a forward pass
+    parser.parse(["The", "cat", "sat"])        # tokens as given: one leaf each
+    for tree in parser.parse_sents(lines): ... # text or token lists; streams, batch_size sentences a forward pass
     parser.distances("The cat sat.")           # each token's syntactic distance (None: not fed to the model)
+
+The trees are `ParseTree`s: nltk.Trees that Jupyter draws without svgling (draw.py's picture). A parser
+pickles as a reference (its model's name or path and its options), not its weights: a process that
+unpickles it (multiprocessing, concurrent.futures, Dask, Ray, Spark) loads the model once and shares it.
 
 The CLI runs the same object (`parse_batches`: it parses what stdin has ready at once, so a pipe is
 answered line by line).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import groupby, islice
 from pathlib import Path
 
 from nltk.parse.api import ParserI
 from nltk.tree import Tree as NltkTree
 
-from .formats import to_nltk
-from .parser import ModelCache, ParsedSentence, parse_lines, resolve_model
+from .coverage import coverage_warning
+from .parser import BUNDLED_MODELS, ModelCache, ParsedSentence, ParseError, parse_lines, resolve_model, \
+    without_controls
+from .trees import SPLIT_RULES, Tree, fold_tree
 
 Sentence = str | Sequence[str]  # a line of text, or its tokens
 BLOCK = 2048  # lines parsed as one piece when input is plentiful (a file, a full pipe)
 
 
-def blocks(lines: Iterable[str], block: int = BLOCK) -> Iterator[list[str]]:
+class UnreadableTextWarning(UserWarning):
+    """The model cannot read most of the text (another script, or mostly unknown words): its trees mean little."""
+
+
+def blocks(lines: Iterable, block: int = BLOCK) -> Iterator[list]:
     """The lines in lists of `block` (the last one shorter)."""
     lines = iter(lines)
     while chunk := list(islice(lines, block)):
         yield chunk
 
 
+# --- the trees --------------------------------------------------------------------------------------------
+
+class ParseTree(NltkTree):
+    """An nltk.Tree (isinstance holds, and it equals the nltk.Tree of the same brackets) that Jupyter draws
+    without extra packages: nltk's own drawing needs svgling; this one is draw.py's, the picture of
+    `onlstm parse -f svg`, with each word's distance bar when the tree came from a parser."""
+
+    distances: list | None = None  # per word, from the parser; None: no bars
+
+    def __eq__(self, other):
+        # nltk.Tree equals only trees of its own class; a parser's tree should equal Tree.fromstring(...)
+        return isinstance(other, NltkTree) and (self._label, list(self)) == (other._label, list(other))
+
+    __ne__ = NltkTree.__ne__
+    __hash__ = None
+
+    def _repr_svg_(self) -> str:
+        from .draw import sentence_svg
+        words, shape = words_and_shape(self)
+        distances = self.distances if self.distances is not None and len(self.distances) == len(words) else None
+        return sentence_svg(words, shape if words else None, distances)
+
+    def _repr_html_(self) -> str:
+        return f'<div style="overflow-x: auto">{self._repr_svg_()}</div>'  # a long sentence scrolls
+
+
+def words_and_shape(tree: NltkTree) -> tuple[list[str], Tree]:
+    """The words of an nltk.Tree and its shape as draw.py takes it (nested lists of words; a node with one
+    child, such as a word's X, is that child). Folded without recursion: a long sentence can be a deep chain."""
+    words: list[str] = []
+
+    def leaf(word) -> str:
+        words.append(str(word))
+        return words[-1]
+    shape = fold_tree(tree, leaf, lambda children: children[0] if len(children) == 1 else children)
+    return words, shape
+
+
+def parse_tree(parsed: ParsedSentence) -> ParseTree:
+    """The nltk shape of `onlstm parse -f bracket` (formats.to_nltk): (S ...) nodes over (X word)s."""
+    if parsed.tree is None:
+        return ParseTree("S", [])
+    if isinstance(parsed.tree, str):
+        tree = ParseTree("S", [ParseTree("X", [parsed.tree])])
+    else:
+        tree = fold_tree(parsed.tree, lambda word: ParseTree("X", [word]), lambda children: ParseTree("S", children))
+    tree.distances = list(parsed.distances)
+    return tree
+
+
+# --- the input --------------------------------------------------------------------------------------------
+
+def sentence_line(sentence, number: int | None = None) -> tuple[str, bool]:
+    """A sentence as parse_lines reads it: its text, and whether it came as tokens (then the text is the
+    tokens joined by spaces, split on spaces again). A token is one leaf of the tree, so a token that is
+    empty or holds whitespace (or a control character, read as a space) is refused, not split or dropped."""
+    where = f"sentence {number}: " if number is not None else ""
+    if isinstance(sentence, str):
+        return sentence.replace("\n", " "), False
+    if sentence is None or isinstance(sentence, (bytes, bytearray, Mapping)) or not isinstance(sentence, Iterable):
+        raise TypeError(f"{where}a sentence is a string or a list of token strings, not {type(sentence).__name__}")
+    tokens = list(sentence)
+    for k, token in enumerate(tokens, 1):
+        if not isinstance(token, str):
+            raise TypeError(f"{where}token {k} is a {type(token).__name__}, not a string")
+        if not token:
+            raise ValueError(f"{where}token {k} is empty: each token is a leaf of the tree; leave empty ones out")
+        if without_controls(token).split() != [token]:
+            raise ValueError(f"{where}token {k} ({token[:40]!r}) holds whitespace or a control character: each token "
+                             "is one leaf of the tree; split it into tokens, or give the sentence as a string")
+    return " ".join(tokens), True
+
+
+def positive_whole(name: str, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a whole number, not {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1")
+    return value
+
+
+def checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn) -> str | None:
+    """Parser's arguments checked (TypeError for a wrong type, ValueError for a wrong value); the model as a string."""
+    positive_whole("batch_size", batch_size)
+    if layer is not None:
+        positive_whole("layer", layer)
+    if split is not None and split not in SPLIT_RULES:
+        raise ValueError(f"unknown split rule {split!r}; expected one of {', '.join(SPLIT_RULES)} (or None: the model's)")
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string (cpu, cuda, cuda:N or auto), not {device!r}")
+    for name, flag in (("pretokenized", pretokenized), ("ensemble", ensemble), ("warn", warn)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, not {flag!r}")
+    if model is None:
+        return None
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(f"model must be a bundled name, a path to a .onlstm file or None, not {type(model).__name__}")
+    if not str(model).strip():
+        raise ValueError(f"model is empty: give a bundled name ({', '.join(sorted(BUNDLED_MODELS))}), a path to a "
+                         ".onlstm file, or None to choose by each text's script")
+    return str(model)
+
+
+# --- models shared by the parsers of a process -------------------------------------------------------------
+
+_LOADED: dict[tuple, object] = {}  # (path, device, ensemble) → (file stamp, LoadedModel)
+
+
+class SharedModels(ModelCache):
+    """A ModelCache whose models every parser of this process shares: a parser unpickled in a worker process
+    reads its model file once per process, not once per task. A file rewritten since (another size or
+    modification time) is read again."""
+
+    def get(self, path: Path):
+        key = (str(Path(path).absolute()), self.device, self.ensemble)
+        try:
+            info = os.stat(path)
+            stamp = (info.st_size, info.st_mtime_ns)
+        except OSError:
+            stamp = None  # the loader says what is wrong with it
+        if key not in _LOADED or _LOADED[key][0] != stamp:
+            _LOADED[key] = (stamp, ModelCache(self.device, self.ensemble).get(path))
+        return _LOADED[key][1]
+
+
+# --- the parser -------------------------------------------------------------------------------------------
+
 class Parser(ParserI):
     """Unlabeled binary constituency trees from an ON-LSTM model's syntactic distances.
 
-    model: a bundled name ("en", "zh"), a path to a .onlstm file, or None to pick per sentence by its script.
-    device: "cpu", "cuda" or "auto". batch_size: sentences per forward pass. layer, split: the model's
-    own unless given. pretokenized: split text on spaces only. ensemble=False: an ensemble file's first
-    model alone.
+    model: a bundled name ("en", "zh", "zh-st"), a path to a .onlstm file, or None to pick per sentence by its
+    script. device: "cpu", "cuda" or "auto". batch_size: sentences per forward pass. layer, split
+    ("paper" or "symmetric"): the model's own unless given. pretokenized: split text on spaces only.
+    ensemble=False: an ensemble file's first model alone. warn=False: no UnreadableTextWarning (below).
+
+    A sentence is a string (cut by the model's tokenizer) or a list of token strings (one leaf each, as NLTK
+    parsers take them). Errors: TypeError for an argument or sentence of the wrong type (None, a number);
+    ValueError for a wrong value (batch_size 0, an unknown split rule, an empty model name, an empty token,
+    a token holding whitespace); onlstm_cli.errors.OnlstmError (ModelFileError, ParseError, DeviceError) for a
+    model that cannot be had. When the model cannot read most of a text (another script, mostly unknown
+    words), an UnreadableTextWarning is given once per parser and model.
 
     Unlike NLTK's ParserI, whose `parse` yields candidate trees, `parse` returns the one tree (as benepar
     does); `parse_all` and `parse_one` keep ParserI's meaning (a list of trees; the best tree or None).
@@ -47,12 +193,12 @@ class Parser(ParserI):
 
     def __init__(self, model: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64,
                  layer: int | None = None, split: str | None = None, pretokenized: bool = False,
-                 ensemble: bool = True):
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        self.model = None if model is None else str(model)
+                 ensemble: bool = True, warn: bool = True):
+        self.model = checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn)
         self.batch_size, self.layer, self.split, self.pretokenized = batch_size, layer, split, pretokenized
-        self._cache = ModelCache(device, ensemble)
+        self.device, self.ensemble, self.warn = device, ensemble, warn
+        self._cache = SharedModels(device, ensemble)
+        self._warned: set[str] = set()  # models warned about
 
     @classmethod
     def load(cls, model: str | Path | None = None, **options) -> "Parser":
@@ -61,6 +207,20 @@ class Parser(ParserI):
         if parser.model is not None:
             parser._cache.get(resolve_model(parser.model))
         return parser
+
+    def __getstate__(self) -> dict:
+        """A reference to the model, not its weights: its bundled name or absolute path, and the options."""
+        model = self.model
+        try:
+            if model is not None and resolve_model(model) == Path(model):  # a path, not a bundled name
+                model = str(Path(model).absolute())  # the worker may run in another directory
+        except ParseError:
+            pass
+        return {"model": model, "device": self.device, "batch_size": self.batch_size, "layer": self.layer,
+                "split": self.split, "pretokenized": self.pretokenized, "ensemble": self.ensemble, "warn": self.warn}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state.pop("model"), **state)  # the model is loaded at first use, once per process
 
     def parse_lines(self, lines: Iterable[str], block: int = BLOCK) -> Iterator[ParsedSentence]:
         """Parse lines of text in blocks of `block` lines, yielding a ParsedSentence per line, in order."""
@@ -75,47 +235,69 @@ class Parser(ParserI):
         `onlstm parse` makes a batch of what stdin has ready, up to BLOCK lines.
         """
         for batch in batches:
-            yield parse_lines(list(batch), model=self.model, cache=self._cache, pretokenized=self.pretokenized,
-                              layer=self.layer, split=self.split, batch_size=self.batch_size)
+            yield self._parse(list(batch), self.pretokenized)
 
-    def _lines(self, sentences: Iterable[Sentence]) -> Iterator[str]:
-        for sentence in sentences:
-            if isinstance(sentence, str):
-                yield sentence.replace("\n", " ")
-            elif not self.pretokenized:
-                raise ValueError("parse_sents takes lists of tokens with Parser(..., pretokenized=True)")
-            else:  # tokens were given: keep them as they are
-                yield " ".join(sentence)
+    def _parse(self, lines: list[str], pretokenized: bool) -> list[ParsedSentence]:
+        parsed = parse_lines(lines, model=self.model, cache=self._cache, pretokenized=pretokenized,
+                             layer=self.layer, split=self.split, batch_size=self.batch_size)
+        if self.warn:
+            self._check_coverage(parsed, lambda message: warnings.warn(message, UnreadableTextWarning, stacklevel=5))
+        return parsed
 
-    def parse_sents(self, sentences: Iterable[Sentence]) -> Iterator[NltkTree]:
-        """One nltk.Tree per sentence, in order, parsed batch_size at a time (an empty sentence: an empty S)."""
-        for parsed in self.parse_lines(self._lines(sentences), block=max(self.batch_size, 1) * 4):
-            yield NltkTree("S", []) if parsed.tree is None else to_nltk(parsed.tree)
+    def unreadable_warnings(self, batches: Iterable[list[ParsedSentence]],
+                            echo: Callable[[str], None]) -> Iterator[list[ParsedSentence]]:
+        """The batches of ParsedSentences as they come, `echo` given a one-line warning (once per model) when
+        the model cannot read most of a batch. What `onlstm parse` shows on stderr, in its own process
+        whichever processes parsed (its parser, made with warn=False, and the copies in workers say nothing)."""
+        for batch in batches:
+            self._check_coverage(batch, echo)
+            yield batch
 
-    def _for(self, sentence: Sentence) -> "Parser":
-        """This parser, or for a list of tokens its twin that splits on spaces only (sharing its models)."""
-        if isinstance(sentence, str) or self.pretokenized:
-            return self
-        twin = Parser(self.model, batch_size=self.batch_size, layer=self.layer, split=self.split, pretokenized=True)
-        twin._cache = self._cache
-        return twin
+    def _check_coverage(self, parsed: list[ParsedSentence], echo: Callable[[str], None]) -> None:
+        """Warn, once per model, when it cannot read most of these sentences (coverage.py)."""
+        by_model: dict[str, list[list[str]]] = {}
+        for sentence in parsed:
+            if sentence.tokens and sentence.model not in self._warned:
+                by_model.setdefault(sentence.model, []).append(sentence.tokens)
+        for path, sentences in by_model.items():
+            message = coverage_warning(self._cache.get(Path(path)), sentences, Path(path).name)
+            if message is not None:
+                self._warned.add(path)
+                echo(message)
 
-    def parse(self, sentence: Sentence) -> NltkTree:
+    def parse_sents(self, sentences: Iterable[Sentence]) -> Iterator[ParseTree]:
+        """One tree per sentence (text or a list of tokens), in order, parsed batch_size at a time (an empty
+        sentence: an empty S)."""
+        if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
+            raise TypeError(f"parse_sents takes an iterable of sentences, not {type(sentences).__name__} "
+                            "(for one sentence, use parse)")
+        return self._trees(sentences)
+
+    def _trees(self, sentences: Iterable[Sentence]) -> Iterator[ParseTree]:
+        numbered = (sentence_line(s, k) for k, s in enumerate(sentences, 1))
+        for block in blocks(numbered, max(self.batch_size, 1) * 4):
+            # a run of token lists is split on spaces only; a run of texts by the model's tokenizer
+            for as_tokens, run in groupby(block, key=lambda item: item[1]):
+                for parsed in self._parse([line for line, _ in run], self.pretokenized or as_tokens):
+                    yield parse_tree(parsed)
+
+    def parse(self, sentence: Sentence) -> ParseTree:
         """The tree of one sentence, given as text or as a list of tokens."""
-        return next(self._for(sentence).parse_sents([sentence]))
+        sentence_line(sentence)  # a bad sentence fails with a message about a sentence, not a list of them
+        return next(self.parse_sents([sentence]))
 
-    def parse_all(self, sentence: Sentence) -> list[NltkTree]:
+    def parse_all(self, sentence: Sentence) -> list[ParseTree]:
         return [self.parse(sentence)]
 
-    def parse_one(self, sentence: Sentence) -> NltkTree | None:
+    def parse_one(self, sentence: Sentence) -> ParseTree | None:
         return self.parse(sentence)
 
     def distances(self, sentence: Sentence) -> list[float | None]:
         """Each token's syntactic distance d_f (None for a token not fed to the model, e.g. punctuation
         outside its vocabulary). A self-trained file's span parser gives its tree's split heights instead:
         the length of the constituent that splits before the token."""
-        twin = self._for(sentence)
-        return next(twin.parse_lines(twin._lines([sentence]))).distances
+        line, as_tokens = sentence_line(sentence)
+        return self._parse([line], self.pretokenized or as_tokens)[0].distances
 
     def grammar(self):
         raise NotImplementedError("an ON-LSTM parser has no explicit grammar")

@@ -1,0 +1,74 @@
+"""Whether a model can read the text it is given, for a warning: a tree is built for any text, but the
+English model reads Chinese as one unknown word (a one-word tree) and the Chinese model reads English
+words as unknown ones; either way the tree says nothing about the text. `Parser` (api.py) warns once per
+parser, `onlstm parse` once per run, on stderr.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .vocab import has_cjk, is_punctuation
+
+MOSTLY = 0.5            # "most": more than this share
+MIN_UNKNOWN_WORDS = 2   # one unknown word (a name) is no reason to warn
+VOCAB_SAMPLE = 2000     # the most frequent words of a vocabulary tell its script
+
+
+@dataclass
+class Coverage:
+    words: int = 0         # tokens that are not punctuation
+    unknown: int = 0       # of them, unknown to the model
+    cjk_words: int = 0     # words with a CJK character
+    letter_words: int = 0  # words with a letter of any script (CJK included)
+
+    def add(self, other: "Coverage") -> None:
+        self.words += other.words
+        self.unknown += other.unknown
+        self.cjk_words += other.cjk_words
+        self.letter_words += other.letter_words
+
+
+def known(loaded, word: str) -> bool:
+    """Whether the model has `word` (normalized): a character model reads a CJK word by its characters."""
+    return all(unit in loaded.vocab for unit in loaded.tokenizer.units(word))
+
+
+def sentence_coverage(loaded, tokens: Sequence[str]) -> Coverage:
+    coverage = Coverage()
+    for token in tokens:
+        word = loaded.tokenizer.normalize(token)
+        if is_punctuation(word):
+            continue
+        coverage.words += 1
+        coverage.unknown += not known(loaded, word)
+        coverage.cjk_words += has_cjk(token)
+        coverage.letter_words += any(ch.isalpha() for ch in token)
+    return coverage
+
+
+def reads_cjk(loaded) -> bool:
+    """Whether the model's vocabulary is mostly CJK words (its most frequent ones, letters only)."""
+    words = [w for w in loaded.vocab.itos[2:VOCAB_SAMPLE + 2] if any(ch.isalpha() for ch in w)]
+    return sum(has_cjk(w) for w in words) > MOSTLY * len(words)
+
+
+def coverage_warning(loaded, sentences: Sequence[Sequence[str]], model_name: str) -> str | None:
+    """A one-line warning when the model cannot read most of these sentences (their user tokens), else None:
+    their script is not the model's (CJK text to a model of another script, or the other way round), or
+    most of their words are unknown to it."""
+    total = Coverage()
+    for tokens in sentences:
+        total.add(sentence_coverage(loaded, tokens))
+    if total.letter_words:
+        cjk_share = total.cjk_words / total.letter_words
+        model_cjk = reads_cjk(loaded)
+        if model_cjk and cjk_share <= MOSTLY or not model_cjk and cjk_share > MOSTLY:
+            text, trained = ("in CJK script", "text in another script") if not model_cjk else \
+                ("not in CJK script", "CJK text")
+            return (f"the text is {text} but model {model_name} was trained on {trained}: its trees of this "
+                    "text mean little (choose a model for the text's language)")
+    if total.unknown >= MIN_UNKNOWN_WORDS and total.unknown > MOSTLY * total.words:
+        return (f"{total.unknown} of {total.words} words are unknown to model {model_name}: its trees of this "
+                "text mean little (is the text in the model's language?)")
+    return None
