@@ -31,7 +31,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
 from .api import Parser
-from .formats import _preterminal, to_bracket
+from .formats import _preterminal, to_bracket  # (_preterminal: how a bracket tree writes one word)
 from .parser import without_controls
 from .trees import tree_spans
 
