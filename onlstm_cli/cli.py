@@ -5,6 +5,7 @@ defaults from the torch-free config dataclasses (config.py).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -186,12 +187,14 @@ def train(
     checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
-    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads."),
+    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
+    right_branching: float = typer.Option(SELF_TRAIN_DEFAULTS["right_branching"], "--right-branching", help="With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1); 0: no such voter."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
     if teacher:
-        return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads)
+        return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
+                                  right_branching)
     epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
     lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
     batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
@@ -266,7 +269,7 @@ def train(
 
 def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
-                       budget: float | None, threads: int | None) -> None:
+                       budget: float | None, threads: int | None, right_branching: float) -> None:
     """`train --teacher`: the span parser of self_training.py."""
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
@@ -276,7 +279,9 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
         raise UserError(f"validation file not found: {valid}")
     if resume is not None and not resume.is_file():
         raise UserError(f"checkpoint not found: {resume}")
-    config = SelfTrainConfig(seed=seed)
+    config = SelfTrainConfig(seed=seed, right_branching=right_branching)
+    if right_branching < 0:
+        raise UserError("--right-branching must be at least 0")
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
                                ("--lr", lr, "lr")):
         if value is not None:
@@ -294,9 +299,14 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
     loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
                         log=lambda line: typer.echo(line, err=True))
-    how = "stopped: validation no longer improving" if result.stopped_early else "done"
-    typer.echo(f"{how}: {result.epochs_done} epochs in {result.seconds / 60:.1f} min; best validation loss "
-               f"{result.best_valid_loss:.4f}; model: {result.out}; checkpoint: {result.checkpoint}", err=True)
+    how = ("interrupted" if result.interrupted else "stopped: validation no longer improving"
+           if result.stopped_early else "time budget reached" if result.stopped_by_time else "done")
+    best = f"best validation loss {result.best_valid_loss:.4f}; model: {result.out}" if result.out.exists() \
+        else "no epoch validated yet, so no model"
+    typer.echo(f"{how}: {result.epochs_done} epochs in {result.seconds / 60:.1f} min; {best}; checkpoint: "
+               f"{result.checkpoint}", err=True)
+    if result.interrupted:
+        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))
 
 
 class OutputFormat(str, Enum):
@@ -333,6 +343,7 @@ def parse(
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes, each with its own copy of the model; the output is the same, in input order. Default: 1 on a machine of up to 2 cores (its threads already share the work), else one per 2 cores."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the output to this file instead of stdout: whole, when parsing is done (a failed or interrupted run leaves the file as it was); a symbolic link is refused, not written through."),
 ):
     """Parse sentences (one a line) into unlabeled binary trees.
 
@@ -343,7 +354,6 @@ def parse(
     page for all lines, to open in a browser); `onlstm evaluate --html report.html` draws the model's trees
     beside the gold ones.
     """
-    from .formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
     from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
     from .api import BLOCK, Parser
     from .parallel import check_jobs, default_jobs, parse_in_workers
@@ -354,25 +364,53 @@ def parse(
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
     if layer is not None and layer < 1:
         raise UserError("--layer must be at least 1")
+    if files is None and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
+        raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")
+    if output is None and sys.stdout is None:
+        raise UserError("stdout is closed; give --output FILE")
+    if output is not None and out_dir is not None:
+        raise UserError("--output and --out-dir: give one (--out-dir writes a file per sentence)")
     if files is None and sys.stdin.isatty():
         raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
     if out_dir is not None and output_format != OutputFormat.svg:
         raise UserError("--out-dir goes with --format svg")
     # a bad --model fails before any input is read
     parser = Parser.load(model, device=device, batch_size=batch_size, layer=layer,
-                         split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble)
-    fmt = output_format or (OutputFormat.tree if sys.stdout.isatty() else OutputFormat.bracket)
-    console = None
-    if fmt == OutputFormat.tree:
-        console = stdout_console()
-    out = sys.stdout
+                         split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
+                         warn=False)  # warned below, in this process, whichever processes parse
+    fmt = output_format or (OutputFormat.tree if output is None and sys.stdout.isatty() else OutputFormat.bracket)
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)
     batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
+    batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {message}", err=True))
+    with parse_output(output) as out:
+        refused = write_parsed(batches, parser, out, fmt, distances, out_dir)
+    if refused:
+        raise UserError(f"{refused} input line{'s' if refused > 1 else ''} not parsed (see above); every other "
+                        "line was answered")
+
+
+@contextlib.contextmanager
+def parse_output(path: Path | None):
+    """stdout, or for --output a file written whole when the block ends (modelfile.atomic_file): a failed or
+    interrupted parse leaves the old file, not half of a new one."""
+    if path is None:
+        yield sys.stdout
+        return
+    from .modelfile import atomic_file
+    with atomic_file(path, "w", refuse_symlink=True) as f:
+        yield f
+
+
+def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_dir: Path | None) -> int:
+    """Write each batch's answers to `out` as they come, flushed after each batch; the number of lines refused."""
+    from .formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
     if fmt in (OutputFormat.svg, OutputFormat.html):
         from .picture_files import write_pictures
-        return write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
+        write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
+        return 0
+    console = stdout_console(file=out) if fmt == OutputFormat.tree else None
     number, refused = 0, 0  # input lines so far, for messages; lines not parsed
     for batch in batches:
         for sentence in batch:
@@ -401,9 +439,7 @@ def parse(
                 if distances:
                     console.print(f"distances: {shown}", markup=False)
         out.flush()
-    if refused:
-        raise UserError(f"{refused} input line{'s' if refused > 1 else ''} not parsed (see above); every other "
-                        "line was answered")
+    return refused
 
 
 BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),

@@ -82,3 +82,5 @@ class SelfTrainConfig:
     max_len: int = 100            # longer training sentences are left out (a span tensor grows as n²)
     patience: int = 2             # stop after this many epochs without a better validation loss
     seed: int = 1111
+    checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
+    right_branching: float = 0.0  # the weight of a right-branching tree voting beside the teachers (each weighs 1)

@@ -9,10 +9,11 @@ uses by default (modelfile.py). An epoch-end checkpoint beside it lets an interr
 """
 from __future__ import annotations
 
+import functools
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -26,6 +27,7 @@ from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_s
 from .parser import sentence_distances
 from .run_checks import check_destination, checkpoint_path
 from .span_parser import SpanParser, padded, trainable_spans
+from .train import StopSignals
 from .trees import build_tree, tree_spans
 
 
@@ -33,26 +35,36 @@ from .trees import build_tree, tree_spans
 class SelfTrainResult:
     out: Path
     checkpoint: Path
-    epochs_done: int
+    epochs_done: int              # epochs validated (the last one may have been cut short by the budget)
     best_valid_loss: float
     seconds: float
-    stopped_early: bool
+    stopped_early: bool           # validation stopped improving
+    stopped_by_time: bool = False
+    interrupted: bool = False
+    stop_signal: int = 0
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
-                  model_tokens: bool = True) -> list[dict]:
+                  model_tokens: bool = True, right_branching: float = 0.0) -> list[dict]:
     """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
-    teachers whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
+    votes whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
     `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
     parser.sentence_distances). A teacher always parses with its language model's layer and split rule, so a
-    self-trained file teaches with its language model's trees, not its span parser's."""
+    self-trained file teaches with its language model's trees, not its span parser's. `right_branching`: the
+    weight of one more voter, the right-branching tree (each teacher weighs 1), a prior toward English-like
+    trees that lifted ON-LSTM ensembles in the literature (models/README.md)."""
     votes: list[dict] = [{} for _ in sentences]
+    total = len(teachers) + right_branching
     for teacher in teachers:
         distances = sentence_distances(teacher, sentences, teacher.parse_layer, batch_size,
                                        model_tokens=model_tokens)
         for counts, d in zip(votes, distances):
             for span in tree_spans(build_tree(d, list(range(len(d))), teacher.split)):
-                counts[span] = counts.get(span, 0.0) + 1.0 / len(teachers)
+                counts[span] = counts.get(span, 0.0) + 1.0 / total
+    if right_branching > 0:
+        for counts, words in zip(votes, sentences):
+            for start in range(1, len(words) - 1):  # right-branching: every suffix of two words or more
+                counts[(start, len(words))] = counts.get((start, len(words)), 0.0) + right_branching / total
     return votes
 
 
@@ -103,87 +115,224 @@ def student_archive(teacher: LoadedModel, parser: SpanParser, meta: dict) -> dic
     return archive
 
 
+def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: SpanParserConfig,
+                 train: SelfTrainConfig) -> dict:
+    """What a resumed run must share with the run that wrote its checkpoint (else its epochs, batches and
+    best loss mean nothing): the files, the teachers, the student's sizes and the way batches are drawn."""
+    return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()), "out": str(out.resolve()),
+            "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
+            "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
+            "right_branching": train.right_branching}
+
+
+# the CLI's words for each part of a run's identity
+IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "teachers": "the teachers (--teacher)",
+                  "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
+                  "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight"}
+
+
+def check_resumable(state: dict, identity: dict, resume) -> None:
+    for key, value in identity.items():
+        before = state.get("identity", {}).get(key)
+        if before is not None and before != value:
+            raise TrainingError(f"{resume} is the checkpoint of a run with other {IDENTITY_NAMES[key]} "
+                                f"({before} here: {value}); resume it with the run's own options, or start anew")
+
+
+@dataclass
+class Progress:
+    """Where a self-training run stands; its checkpoint holds this with the weights and optimizer."""
+    epoch: int = 1                 # the epoch being trained
+    step: int = 0                  # batches of it done
+    batches: list | None = None    # the epoch's batches, in their order (drawn at its start)
+    best: float = math.inf
+    history: list = field(default_factory=list)
+    seconds: float = 0.0           # time spent by earlier runs of a resumed training
+
+
 def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[LoadedModel], valid: str | Path,
                config: SpanParserConfig | None = None, train: SelfTrainConfig | None = None,
-               time_budget: float | None = None, resume: str | Path | None = None, log=print) -> SelfTrainResult:
+               time_budget: float | None = None, resume: str | Path | None = None, log=print,
+               recipe: dict | None = None) -> SelfTrainResult:
     """Train a span parser on `teacher`'s trees of `corpus`, keep the epoch with the best validation loss.
     Several teachers (a list) vote: a span's target is the share of their trees that have it, and the file
     written holds the first one's language model. `resume`: the checkpoint of an interrupted run
-    (`out` + ".ckpt"); it goes on after its last whole epoch."""
+    (`out` + ".ckpt"), written at the end of every epoch, every `train.checkpoint_every` seconds and on
+    Ctrl-C or SIGTERM; it goes on at the batch where that run stopped. `time_budget` counts everything,
+    the teachers' parse included, over all runs of a resumed training. `recipe`: kept in the file's meta."""
     teachers = list(teacher) if isinstance(teacher, (list, tuple)) else [teacher]
-    teacher = teachers[0]
     train = train or SelfTrainConfig()
     out = Path(out)
     check_destination(out)
-    checkpoint = checkpoint_path(out)
-    for other in teachers:
-        if other.tokenizer.characters:
-            raise TrainingError(f"{other.path} reads characters: it cannot teach the span parser, which reads words")
-        if other.tokenizer.to_dict() != teacher.tokenizer.to_dict():
-            raise TrainingError(f"{other.path} tokenizes otherwise than {teacher.path}: teachers must read the "
-                                "same words")
+    check_teachers(teachers, out, corpus, valid)
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
-    sentences = [s for s in read_corpus(corpus, teacher.tokenizer) if len(s) <= train.max_len]
-    valid_sentences = [s for s in read_corpus(valid, teacher.tokenizer) if len(s) <= train.max_len]
+    data = votes_of(teachers, corpus, valid, train, log)
+    config = config or SpanParserConfig(vocab_size=len(teachers[0].vocab))
+    parser = SpanParser(config)
+    if config.emb_size == teachers[0].config.emb_size:  # start from the words the teacher has learned
+        parser.embed.weight.data.copy_(teachers[0].model.embedding.weight.data)
+    optimizer = torch.optim.Adam(parser.parameters(), lr=train.lr)
+    identity = run_identity(corpus, valid, out, teachers, config, train)
+    progress = Progress()
+    if resume is not None:
+        progress = resumed(resume, identity, parser, optimizer, rng)
+        log(f"resumed in epoch {progress.epoch} after {progress.step} batches (best validation loss "
+            f"{progress.best:.4f})")
+    run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
+               {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid),
+                "train": asdict(train), "onlstm_version": __version__, **({"recipe": recipe} if recipe else {})},
+               teachers[0])
+    return run.loop()
+
+
+def check_teachers(teachers: list[LoadedModel], out: Path, *inputs) -> None:
+    first = teachers[0]
+    for other in teachers:
+        if other.tokenizer.characters:
+            raise TrainingError(f"{other.path} reads characters: it cannot teach the span parser, which reads words")
+        if other.tokenizer.to_dict() != first.tokenizer.to_dict():
+            raise TrainingError(f"{other.path} tokenizes otherwise than {first.path}: teachers must read the "
+                                "same words")
+    for path in [*(t.path for t in teachers), *inputs]:
+        if path and Path(path).exists() and Path(path).resolve() == out.resolve():
+            raise TrainingError(f"--out {out} is an input of this run: write the model to another file")
+
+
+@dataclass
+class Votes:
+    ids: list
+    spans: list
+    valid_ids: list
+    valid_spans: list
+    eos_id: int
+
+
+def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig, log) -> Votes:
+    """The teachers' trees of the training and validation text, as span targets over word ids."""
+    tokenizer, vocab = teachers[0].tokenizer, teachers[0].vocab
+    sentences = [s for s in read_corpus(corpus, tokenizer) if len(s) <= train.max_len]
+    valid_sentences = [s for s in read_corpus(valid, tokenizer) if len(s) <= train.max_len]
     names = ", ".join(str(t.path) for t in teachers)
     log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
         f"{len(valid_sentences):,} validation sentences")
-    spans, valid_spans = teacher_spans(teachers, sentences), teacher_spans(teachers, valid_sentences)
-    vocab = teacher.vocab
-    ids_of = [vocab.encode(s) for s in sentences]
-    valid_ids = [vocab.encode(s) for s in valid_sentences]
-    config = config or SpanParserConfig(vocab_size=len(vocab))
-    parser = SpanParser(config)
-    if config.emb_size == teacher.config.emb_size:  # start from the words the teacher has learned
-        parser.embed.weight.data.copy_(teacher.model.embedding.weight.data)
-    optimizer = torch.optim.Adam(parser.parameters(), lr=train.lr)
-    first_epoch, best, history = 1, math.inf, []
-    if resume is not None:
-        state = read_archive(resume, CHECKPOINT_FORMAT).get("self_training")
-        if state is None:
-            raise TrainingError(f"{resume} is a language model's checkpoint, not a span parser's (train --teacher)")
+    if not sentences or not valid_sentences:
+        raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
+    vote = functools.partial(teacher_spans, teachers, right_branching=train.right_branching)
+    return Votes([vocab.encode(s) for s in sentences], vote(sentences), [vocab.encode(s) for s in valid_sentences],
+                 vote(valid_sentences), vocab.eos_id)
+
+
+def resumed(path, identity: dict, parser: SpanParser, optimizer, rng: random.Random) -> Progress:
+    state = read_archive(path, CHECKPOINT_FORMAT).get("self_training")
+    if state is None:
+        raise TrainingError(f"{path} is a language model's checkpoint, not a span parser's (train --teacher)")
+    check_resumable(state, identity, path)
+    try:
         parser.load_state_dict(state["state_dict"])
-        optimizer.load_state_dict(state["optimizer"])
-        first_epoch, best, history = state["epoch"] + 1, state["best"], state["history"]
-        rng.setstate(state["rng"])
-        torch.set_rng_state(state["torch_rng"])
-        log(f"resumed after epoch {state['epoch']} (best validation loss {best:.4f})")
-    stopped_early = False
-    epoch = first_epoch - 1
-    for epoch in range(first_epoch, train.epochs + 1):
-        parser.train()
-        batches = length_batches(ids_of, train.batch_size, rng)
-        running = 0.0
-        for step, batch in enumerate(batches, 1):
-            loss, _ = batch_loss(parser, ids_of, spans, batch, vocab.eos_id)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parser.parameters(), train.clip)
-            optimizer.step()
-            running += float(loss.detach())
-            if step % max(1, len(batches) // 4) == 0 and step < len(batches):
-                log(f"epoch {epoch}: {step}/{len(batches)} batches, training loss {running / step:.4f}, "
-                    f"{(time.monotonic() - started) / 60:.1f} min")
-        loss = validation_loss(parser, valid_ids, valid_spans, vocab.eos_id, 64)
-        history.append({"epoch": epoch, "valid_loss": round(loss, 5)})
-        improved = loss < best
-        log(f"epoch {epoch}: validation loss {loss:.4f}{' (best)' if improved else ''}, "
-            f"{(time.monotonic() - started) / 60:.1f} min")
+    except RuntimeError:
+        raise TrainingError(f"{path} holds a span parser of other sizes than this run's") from None
+    optimizer.load_state_dict(state["optimizer"])
+    rng.setstate(state["rng"])
+    torch.set_rng_state(state["torch_rng"])
+    done_epochs = state["epoch"] if "step" not in state else None  # a checkpoint of the older, epoch-end kind
+    if done_epochs is not None:
+        return Progress(done_epochs + 1, 0, None, state["best"], state["history"], state.get("seconds", 0.0))
+    return Progress(state["epoch"], state["step"], state["batches"], state["best"], state["history"],
+                    state.get("seconds", 0.0))
+
+
+class _Run:
+    """The training loop of one self-training run, in the pieces nanoGPT's loop has: steps, evaluation,
+    checkpoints, stopping."""
+
+    def __init__(self, parser, optimizer, rng, data: Votes, train: SelfTrainConfig, progress: Progress,
+                 identity: dict, out: Path, started: float, budget: float | None, log, meta: dict, teacher):
+        self.parser, self.optimizer, self.rng, self.data, self.train = parser, optimizer, rng, data, train
+        self.progress, self.identity, self.out, self.started, self.budget = progress, identity, out, started, budget
+        self.log, self.meta, self.teacher = log, meta, teacher
+        self.checkpoint = checkpoint_path(out)
+
+    def seconds(self) -> float:
+        return self.progress.seconds + time.monotonic() - self.started
+
+    def time_up(self) -> bool:
+        return self.budget is not None and self.seconds() >= self.budget
+
+    def loop(self) -> SelfTrainResult:
+        p, stop = self.progress, None
+        with StopSignals() as signals:
+            while p.epoch <= self.train.epochs and stop is None:
+                stop = self.train_epoch(signals)
+                if stop == "interrupt":
+                    break
+                self.end_epoch()
+                if p.epoch - 1 - min(p.history, key=lambda h: h["valid_loss"])["epoch"] >= self.train.patience:
+                    stop = "patience"
+                elif stop is None and self.time_up():
+                    stop = "time"
+        if stop == "interrupt":
+            self.save_checkpoint()
+            self.log(f"interrupted in epoch {p.epoch} after {p.step} batches; resume with --resume "
+                     f"{self.checkpoint}")
+        if not self.out.exists() and stop != "interrupt":
+            raise TrainingError("the time budget ended before a span parser could be validated and saved")
+        return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
+                               stop == "time", stop == "interrupt", int(signals.caught))
+
+    def train_epoch(self, signals) -> str | None:
+        """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""
+        p = self.progress
+        if p.batches is None:
+            p.batches, p.step = length_batches(self.data.ids, self.train.batch_size, self.rng), 0
+        self.parser.train()
+        last_checkpoint = time.monotonic()
+        while p.step < len(p.batches):
+            if signals.caught:
+                return "interrupt"
+            if self.time_up() and p.history:  # a first epoch always yields a model to keep
+                return "time"
+            if self.time_up() and p.step >= max(1, len(p.batches) // 10):
+                return "time"  # the first epoch ends early too, once it has seen a tenth of the text
+            self.step(p.batches[p.step])
+            p.step += 1
+            if p.step % max(1, len(p.batches) // 4) == 0 and p.step < len(p.batches):
+                self.log(f"epoch {p.epoch}: {p.step}/{len(p.batches)} batches, {self.seconds() / 60:.1f} min"
+                         + (f" of {self.budget / 60:.1f}" if self.budget else ""))
+            if time.monotonic() - last_checkpoint >= self.train.checkpoint_every:
+                self.save_checkpoint()
+                last_checkpoint = time.monotonic()
+        return None
+
+    def step(self, batch: list[int]) -> None:
+        loss, _ = batch_loss(self.parser, self.data.ids, self.data.spans, batch, self.data.eos_id)
+        self.optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.parser.parameters(), self.train.clip)
+        self.optimizer.step()
+
+    def end_epoch(self) -> None:
+        """Validate (an epoch cut short by the budget too), keep the model if best, checkpoint, next epoch."""
+        p = self.progress
+        loss = validation_loss(self.parser, self.data.valid_ids, self.data.valid_spans, self.data.eos_id, 64)
+        fraction = p.step / max(len(p.batches), 1)
+        epochs = p.epoch - 1 + fraction
+        p.history.append({"epoch": p.epoch, "epochs": round(epochs, 3), "valid_loss": round(loss, 5)})
+        improved = loss < p.best
+        self.log(f"epoch {p.epoch}{'' if fraction == 1 else f' ({fraction:.0%} of it)'}: validation loss "
+                 f"{loss:.4f}{' (best)' if improved else ''}, {self.seconds() / 60:.1f} min")
         if improved:
-            best = loss
-            meta = {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid), "epochs": epoch,
-                    "valid_loss": round(loss, 5), "history": list(history), "train": asdict(train),
-                    "onlstm_version": __version__}
-            atomic_save(student_archive(teacher, parser, meta), out)
+            p.best = loss
+            meta = {**self.meta, "epochs": round(epochs, 3), "valid_loss": round(loss, 5), "history": list(p.history)}
+            atomic_save(student_archive(self.teacher, self.parser, meta), self.out)
+        p.epoch, p.step, p.batches = p.epoch + 1, 0, None
+        self.save_checkpoint()
+
+    def save_checkpoint(self) -> None:
+        p = self.progress
         atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "self_training": {
-            "state_dict": parser.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "best": best,
-            "history": history, "rng": rng.getstate(), "torch_rng": torch.get_rng_state()}}, checkpoint)
-        since_best = epoch - min(history, key=lambda h: h["valid_loss"])["epoch"]
-        if since_best >= train.patience:
-            stopped_early = True
-            break
-        if time_budget is not None and time.monotonic() - started > time_budget:
-            break
-    return SelfTrainResult(out, checkpoint, epoch, best, time.monotonic() - started, stopped_early)
+            "state_dict": self.parser.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": p.epoch,
+            "step": p.step, "batches": p.batches, "best": p.best, "history": p.history, "rng": self.rng.getstate(),
+            "torch_rng": torch.get_rng_state(), "seconds": self.seconds(), "identity": self.identity}},
+            self.checkpoint)

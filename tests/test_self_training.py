@@ -140,7 +140,7 @@ def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpu
                         SelfTrainConfig(epochs=3, batch_size=8, patience=5), resume=first.checkpoint,
                         log=lines.append)
     assert second.epochs_done == 3
-    assert any(line.startswith("resumed after epoch 1") for line in lines)
+    assert any(line.startswith("resumed in epoch 2 after 0 batches") for line in lines)
     assert [line.split(":")[0] for line in lines if line.startswith("epoch") and "validation" in line] == \
         ["epoch 2", "epoch 3"]
 
