@@ -5,6 +5,7 @@ opens the pages in headless Chromium (skipped when none is installed) and checks
 """
 from __future__ import annotations
 
+import html
 import random
 import re
 import shutil
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.draw import NumberedSentence, html_page, numbered, sentence_svg, split_order, write_svgs
+from onlstm_cli.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
+                             split_order, write_svgs)
 from onlstm_cli.report_page import choose_examples, report_html, tree_from_spans
 from onlstm_cli.formats import read_gold
 from onlstm_cli.metrics import evaluate
-from onlstm_cli.trees import baseline_trees, build_tree, right_branching, tree_spans
+from onlstm_cli.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -360,17 +362,48 @@ def find_chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def screenshot(page_path: Path, png: Path, profile: Path) -> bytes:
+def chromium_command(profile: Path, size: str = "1200,900") -> list[str]:
     browser = find_chromium()
     if browser is None:
         pytest.skip("no chromium installed: apt-get install chromium")
-    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--hide-scrollbars", "--virtual-time-budget=10000", f"--user-data-dir={profile}", f"--screenshot={png}",
-               "--window-size=1200,900", page_path.resolve().as_uri()]
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--hide-scrollbars", "--virtual-time-budget=10000", f"--user-data-dir={profile}", f"--window-size={size}"]
+
+
+def screenshot(page_path: Path, png: Path, profile: Path, size: str = "1200,900") -> bytes:
+    command = chromium_command(profile, size) + [f"--screenshot={png}", page_path.resolve().as_uri()]
     subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert png.is_file() and png.stat().st_size > 0, "chromium wrote no screenshot"
     return png.read_bytes()
+
+
+# Appended to a page: once its own scripts have run, what the browser laid out, as JSON in the DOM.
+PROBE = """<script>
+var found = [];
+document.querySelectorAll('.picture').forEach(function (box) {
+  var svg = box.querySelector('svg'), root = svg.querySelector('.nodes circle');
+  var boxRect = box.getBoundingClientRect(), rootRect = root.getBoundingClientRect();
+  found.push({rootX: rootRect.left + rootRect.width / 2 - boxRect.left, boxWidth: box.clientWidth,
+              drawn: svg.getBoundingClientRect().width, natural: svg.viewBox.baseVal.width,
+              left: boxRect.left, top: boxRect.top, bottom: boxRect.bottom});
+});
+var out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(found);
+document.body.appendChild(out);
+</script>"""
+
+
+def laid_out(page: str, tmp_path: Path, size: str) -> list[dict]:
+    """Each picture box of the page as a browser of the given window size lays it out (see PROBE)."""
+    import json
+
+    page_path = tmp_path / "probed.html"
+    page_path.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    command = chromium_command(tmp_path / f"profile-{size}", size) + ["--dump-dom", page_path.resolve().as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False).stdout
+    match = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert match, "chromium ran no script"
+    return json.loads(html.unescape(match.group(1)))
 
 
 def count_colors(rows: list[bytes]) -> tuple[int, int, int]:
@@ -411,3 +444,53 @@ def test_pages_render_in_a_browser(tmp_path, which):
     assert dark > 500, "no text or lines drawn"
     if which != "report":
         assert blue > 500, "no distance bars drawn"
+
+
+def test_a_wide_picture_shrinks_to_the_page_and_scrolls_to_its_root(tmp_path):
+    """Issue 24: a 60-word sentence was 3,748 px wide with its root off-screen at 1200 px."""
+    words = [f"word{k}" for k in range(60)]  # left-branching: the root is near the right end
+    short = "a short one".split()
+    page = html_page([(1, words, left_branching(words), [1.0] * 60),
+                      (2, short, right_branching(short), [1.0, 2.0, 3.0])])
+    wide, narrow = laid_out(page, tmp_path, "1200,900")
+    assert wide["natural"] > 2 * 1200
+    assert MIN_SCALE * wide["natural"] - 1 <= wide["drawn"] < wide["natural"]  # shrunk, but readable
+    assert 0 <= wide["rootX"] <= wide["boxWidth"], "the root is out of view"
+    assert narrow["drawn"] == pytest.approx(narrow["natural"], abs=0.5)  # short ones are not blown up
+
+
+def test_report_examples_sit_side_by_side_and_stack_when_narrow(tmp_path):
+    page = report_html(*cli_like_report())
+    wide = laid_out(page, tmp_path, "1200,900")
+    gold, predicted = wide[0], wide[1]
+    assert gold["left"] < predicted["left"] and abs(gold["bottom"] - predicted["bottom"]) < 2
+    assert all(box["drawn"] <= 600 for box in wide)  # each in its half
+    narrow = laid_out(page, tmp_path, "500,900")
+    gold, predicted = narrow[0], narrow[1]
+    assert predicted["top"] >= gold["bottom"] and abs(gold["left"] - predicted["left"]) < 2
+
+
+def cjk_font_installed() -> bool:
+    fc_list = shutil.which("fc-list")
+    return fc_list is not None and bool(
+        subprocess.run([fc_list, ":lang=zh", "family"], capture_output=True, text=True).stdout.strip())
+
+
+def test_chinese_is_not_drawn_as_empty_boxes(tmp_path):
+    """Two different characters in the pictures' font stack must not come out the same (tofu boxes all look
+    alike), nor like a character no font has."""
+    if not cjk_font_installed():
+        pytest.skip("no CJK font installed (fc-list :lang=zh): apt-get install fonts-noto-cjk")
+    cells = ["爱", "国", "\U0010fffd"]  # the last: a private-use character no font draws
+    divs = "".join(f'<div style="left:{100 * k}px">{c}</div>' for k, c in enumerate(cells))
+    page = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body {{ margin: 0; background: #fff; }} '
+            f'div {{ position: absolute; top: 0; width: 100px; height: 100px; line-height: 100px; font-size: 64px; '
+            f'text-align: center; color: #000; font-family: {FONT_FAMILY}; }}</style></head><body>{divs}</body></html>')
+    page_path = tmp_path / "tofu.html"
+    page_path.write_text(page, encoding="utf-8")
+    rows = png_rgb_pixels(screenshot(page_path, tmp_path / "tofu.png", tmp_path / "profile", "400,120"))
+    crops = [b"".join(row[300 * k:300 * (k + 1)] for row in rows[:100]) for k in range(3)]
+    assert all(sum(v < 128 for v in crop) > 100 for crop in crops[:2]), "no ink drawn"
+    same, like_missing = crops[0] == crops[1], crops[2] in crops[:2]  # (asserted apart: no pixel dumps)
+    assert not same, "two different Chinese characters look the same: empty boxes"
+    assert not like_missing, "Chinese is drawn like a missing glyph"
