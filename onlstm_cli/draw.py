@@ -174,7 +174,8 @@ class _Frame:
         return self.tree_top + depth * self.step
 
 
-def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str]) -> _Frame:
+def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str],
+           min_width: float = 0) -> _Frame:
     widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
     centers, x = [], float(MARGIN)
     for width in widths:
@@ -183,6 +184,7 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
     width = x + MARGIN + (SCALE_GUTTER if legend else 0)
     if legend:
         width = max(width, 2 * MARGIN + text_width(legend, LEGEND_SIZE))
+    width = max(width, min_width)
     step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth)) if depth else 0
     tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
     leaf_y = tree_top + depth * step
@@ -195,7 +197,8 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
 
 
 def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optional[Sequence[Optional[float]]],
-                 title: Optional[str] = None, split_numbers: bool = True, bars: Optional[str] = None) -> str:
+                 title: Optional[str] = None, split_numbers: bool = True, bars: Optional[str] = None,
+                 min_width: float = 0) -> str:
     """One self-contained SVG (a single line of text) of a sentence: its tree, distance bars and words.
 
     Each token is exactly one <text class="word"> element along the bottom. Above each token the model
@@ -205,7 +208,8 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
     (the ON-LSTM's d_f), "span" (a span parser's split heights) or None (not known). distances=None draws
     no bar area at all (a gold tree). Above the bars the tree is drawn textbook style, one row per depth,
     with no two edges crossing; with split_numbers each internal node is a circle with its split number
-    (see the module docstring for the order) as <text class="order">. Trees may be n-ary.
+    (see the module docstring for the order) as <text class="order">. Trees may be n-ary. min_width
+    widens the picture (room on the right): two pictures of one sentence then scale alike in a page.
     An empty sentence (no tokens) gives a small SVG saying so.
     """
     tokens = list(tokens)
@@ -220,7 +224,7 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
         raise ValueError(f"{len(distances)} distances for {len(tokens)} words")
     has_bars = distances is not None and any(d is not None for d in distances)
     legend = BAR_LEGENDS.get(bars, BAR_LEGENDS[None]) if has_bars else None
-    frame = _frame(tokens, max(node.depth for node in nodes), title, legend)
+    frame = _frame(tokens, max(node.depth for node in nodes), title, legend, min_width)
     for node in reversed(nodes):  # children before their parents
         node.x = ((node.children[0].x + node.children[-1].x) / 2 if node.children
                   else frame.centers[node.first])

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from .draw import MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _text, picture, sentence_svg, text_width
+from .draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture, sentence_svg,
+                   text_width)
 from .trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
@@ -309,9 +310,11 @@ def _bars_of(system: str) -> Optional[str]:
 def _example(example: ReportExample) -> str:
     """The gold tree beside the predicted one (stacked on narrow screens: PAGE_CSS's .pair)."""
     score = f" — sentence F1 {example.f1:.1f}" if example.f1 is not None else ""
-    gold = picture(sentence_svg(example.words, example.gold, None, split_numbers=False))
-    predicted = picture(sentence_svg(example.words, example.predicted, example.distances,
-                                     bars=_bars_of(example.system)))
+    predicted = sentence_svg(example.words, example.predicted, example.distances, bars=_bars_of(example.system))
+    # as wide as the predicted one (which has the bars' scale and legend), so both shrink alike: words align
+    gold = picture(sentence_svg(example.words, example.gold, None, split_numbers=False,
+                                min_width=float(_svg_size(predicted, "width"))))
+    predicted = picture(predicted)
     return (f"<h3>{_text(example.source)}{score}</h3>"
             f'<div class="pair"><figure>{gold}<figcaption>gold</figcaption></figure>'
             f"<figure>{predicted}<figcaption>{_text(example.system or 'predicted')}</figcaption></figure></div>")

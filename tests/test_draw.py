@@ -296,6 +296,42 @@ def test_report_page_has_the_table_charts_and_examples():
     assert page.count("<figcaption>gold</figcaption>") == len(examples)
 
 
+def test_report_pairs_scale_alike_and_say_what_the_bars_are():
+    report, examples = cli_like_report()
+    page = report_html(report, examples)
+    for pair in re.findall(r'<div class="pair">(.*?)</div></figure></div>', page):
+        widths = re.findall(r'<svg xmlns="[^"]*" width="([0-9.]+)"', pair)
+        assert len(widths) == 2 and widths[0] == widths[1]  # gold as wide as predicted: words line up
+    assert page.count("ON-LSTM syntactic distance d_f") == len(examples)  # system "onlstm (layer 2)"
+    assert "parse layer: 2" in page and "split rule: paper" in page and "validation perplexity: 123.40" in page
+
+
+def test_a_span_parser_report_names_no_split_rule_for_its_trees():
+    report, examples = cli_like_report()
+    systems = report["systems"]
+    report["systems"] = {"span parser (self-trained)": systems["onlstm (layer 2)"], **systems}
+    report.update(split="symmetric", layer=None, layer_split="paper", valid_ppl=115.79193019733425)
+    for example in examples:
+        example.system = "span parser (self-trained)"
+    page = report_html(report, examples)
+    meta = html.unescape(re.search(r'<p class="meta">(.*?)</p>', page).group(1)).split("<br>")
+    assert "split rule: symmetric" not in meta and any("span parser's own" in fact for fact in meta)
+    assert "layers' split rule: paper" in meta and "validation perplexity: 115.79" in meta
+    assert page.count("bars: split height") == len(examples)
+
+
+@pytest.mark.parametrize("bars, says", [("onlstm", "d_f"), ("span", "split height"), (None, "syntactic distance")])
+def test_the_bars_have_a_scale_and_a_legend(bars, says):
+    tokens, distances = ENGLISH
+    root = ET.fromstring(sentence_svg(tokens, tree_of(tokens, distances), distances, bars=bars))
+    assert says in by_class(root, "text", "legend")[0].text
+    scale = [g for g in root.iter(SVG + "g") if g.get("class") == "scale"][0]
+    assert [t.text for t in scale.iter(SVG + "text")] == ["3", "0"]  # the largest distance, and 0
+    assert min(float(b.get("height")) for b in by_class(root, "rect", "bar")) >= 3  # visible when shrunk
+    gold = ET.fromstring(sentence_svg(tokens, tree_of(tokens, distances), None))
+    assert by_class(gold, "text", "legend") == []  # no bars, nothing to explain
+
+
 def test_report_page_without_layers_or_labels():
     gold = read_gold(FIXTURES / "draw_gold.trees")
     result = evaluate(gold, baseline_trees([s.words for s in gold], "right"))
