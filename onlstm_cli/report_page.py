@@ -341,7 +341,8 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
             "<h2>Charts</h2>", '<div class="charts">' + "".join(report_charts(report)) + "</div>"]
     if examples:
         body.append("<h2>Examples</h2>")
-        body.append('<p class="legend">Gold tree on the left, predicted tree on the right (numbers: split '
-                    "order; bars: the distances it was built from, as the line under the words says).</p>")
+        body.append('<p class="legend">Gold tree on the left, predicted tree on the right (gold above on a narrow '
+                    "screen; numbers: split order; bars: the distances it was built from, as the line under the "
+                    "words says).</p>")
     body.extend(_example(example) for example in examples)
     return _page(title, body, ROOT_SCRIPT)
