@@ -537,3 +537,36 @@ def test_a_pickle_larger_than_the_bound_is_refused(saved, monkeypatch):
     with pytest.raises(ModelFileError) as excinfo:
         load_model(saved[0])
     assert "pickled part" in assert_one_line_error(excinfo)
+
+
+# --- atomic_file: any atomic write (parse --output, pictures) ----------------------------------------------
+
+def test_atomic_file_writes_text_whole_or_not_at_all(tmp_path):
+    from onlstm_cli.modelfile import atomic_file
+    path = tmp_path / "out.txt"
+    path.write_text("old\n")
+    with pytest.raises(KeyError):
+        with atomic_file(path, "w") as f:
+            f.write("half of a new file")
+            raise KeyError("the work failed")
+    assert path.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [path]
+    with atomic_file(path, "w") as f:
+        f.write("new: 树\n")
+    assert path.read_text(encoding="utf-8") == "new: 树\n" and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_atomic_file_refuses_a_link_when_asked_and_never_writes_through_one(tmp_path):
+    from onlstm_cli.modelfile import atomic_file
+    target, link = tmp_path / "target.txt", tmp_path / "link.txt"
+    target.write_text("keep\n")
+    link.symlink_to(target)
+    with pytest.raises(ModelFileError) as excinfo:
+        with atomic_file(link, "w", refuse_symlink=True) as f:
+            f.write("x")
+    assert "symbolic link" in assert_one_line_error(excinfo) and link.is_symlink()
+    with atomic_file(link, "w") as f:  # not refused: the link itself is replaced, its target untouched
+        f.write("x")
+    assert target.read_text() == "keep\n" and not link.is_symlink() and link.read_text() == "x"
+    with pytest.raises(ModelFileError, match="is a directory"):
+        with atomic_file(tmp_path, "w"):
+            pass
