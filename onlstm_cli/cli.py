@@ -18,7 +18,7 @@ from typing import List, Optional
 
 import typer
 
-from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, SelfTrainConfig, TrainConfig
+from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
 from .errors import OnlstmError
 from .help_format import PlainGroup
 from .input_lines import read_input_batches
@@ -136,6 +136,7 @@ class MasterInput(str, Enum):
 MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
 TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 SELF_TRAIN_DEFAULTS = {f.name: f.default for f in fields(SelfTrainConfig)}
+RECIPE_DEFAULTS = {f.name: f.default for f in fields(RecipeConfig)}
 
 
 def duration_text(seconds: float | None) -> str:
@@ -188,11 +189,17 @@ def train(
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
-    right_branching: float = typer.Option(SELF_TRAIN_DEFAULTS["right_branching"], "--right-branching", help="With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1); 0: no such voter."),
+    right_branching: Optional[float] = typer.Option(None, "--right-branching", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1); default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']:g} with --seeds."),
+    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} split evenly between the language models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped. 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
+    if seeds < 1:
+        raise UserError("--seeds must be at least 1")
+    if teacher and seeds > 1:
+        raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
     if teacher:
+        right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
                                   right_branching)
     epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
@@ -248,6 +255,17 @@ def train(
                                loss_log=str(loss_log) if loss_log else None)
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
+    if seeds > 1:
+        from .recipe import run_recipe
+        lm_options = dict(tokenizer=tok, lang=lang, pretokenized=pretokenized, keep_punct=keep_punct,
+                          max_vocab=max_vocab, min_freq=min_freq, parse_layer=parse_layer)
+        with reporter:
+            result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
+                                resume, reporter, log=lambda line: typer.echo(line, err=True))
+        typer.echo(result.summary(), err=True)
+        if result.interrupted:
+            raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))
+        return
     try:
         with reporter:
             result = train_model(corpus, out, model_config, train_config, valid=valid, tokenizer=tok, lang=lang,

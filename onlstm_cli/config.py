@@ -84,3 +84,14 @@ class SelfTrainConfig:
     seed: int = 1111
     checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
     right_branching: float = 0.0  # the weight of a right-branching tree voting beside the teachers (each weighs 1)
+
+
+@dataclass
+class RecipeConfig:
+    """`train --seeds K` (recipe.py): K language models, then a span parser on the votes of their trees."""
+    seeds: int = 1                 # 1: a plain language model, no recipe
+    lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
+                                   # teachers' parse and the span parser
+    right_branching: float = 0.0   # the right-branching voter's weight in the recipe (models/README.md)
+    min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
+

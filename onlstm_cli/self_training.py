@@ -297,7 +297,7 @@ class _Run:
                 return "time"  # the first epoch ends early too, once it has seen a tenth of the text
             self.step(p.batches[p.step])
             p.step += 1
-            if p.step % max(1, len(p.batches) // 4) == 0 and p.step < len(p.batches):
+            if len(p.batches) >= 40 and p.step % (len(p.batches) // 4) == 0 and p.step < len(p.batches):
                 self.log(f"epoch {p.epoch}: {p.step}/{len(p.batches)} batches, {self.seconds() / 60:.1f} min"
                          + (f" of {self.budget / 60:.1f}" if self.budget else ""))
             if time.monotonic() - last_checkpoint >= self.train.checkpoint_every:

@@ -1,0 +1,295 @@
+"""`onlstm train CORPUS --seeds K`: the self-training recipe in one command, resumable at any point.
+
+    stage 1   K ON-LSTM language models, seeds S, S+1, …, S+K−1, each trained as a plain `onlstm train`
+              would (the same options), written beside --out as OUT.lm-seedS.onlstm (with .ckpt and .tokens)
+    stage 2   a span parser trained on the votes of their trees (self_training.py), written to --out
+
+One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
+of several are not. The seeds run one after another, each on all the threads it is given: on the 2-core
+machines this project is built on, two runs side by side are no faster than one after the other, and one
+process keeps one log a person can follow.
+
+Time: --time-budget B is for the whole recipe. The language models get `lm_share` × B, an equal part each
+(counted over a model's resumed runs, as plain training counts it); the span parser stage gets the rest, the
+teachers' parse of the text included.
+
+OUT.recipe.json records the options (rerunning the command with other options is refused), the stages
+finished, each teacher's validation perplexity and the stage times; the final file's span-parser meta keeps
+the same record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a
+finished language model is never trained again, an unfinished one resumes from its checkpoint, the span
+parser from its own. Every file is written atomically, so kill -9 at any moment loses at most the work since
+the last checkpoint.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from .config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig
+from .corpus import TrainingError
+from .modelfile import atomic_file
+from .run_checks import checkpoint_path
+
+RECIPE_VERSION = 1
+
+
+class Interrupted(Exception):
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signal = signum
+
+
+@contextlib.contextmanager
+def signals_interrupt():
+    """Ctrl-C and SIGTERM between the stages (loading, parsing, files) end the recipe with its record saved;
+    within a stage, training's own handlers take over and checkpoint first."""
+    def stop(signum, frame):
+        raise Interrupted(signum)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def lm_path(out: Path, seed: int) -> Path:
+    """Where the language model of one seed goes: beside --out, named for what it is."""
+    return out.with_name(f"{out.stem}.lm-seed{seed}.onlstm")
+
+
+def state_path(out: Path) -> Path:
+    return Path(str(out) + ".recipe.json")
+
+
+@dataclass
+class RecipeState:
+    options: dict                                      # what a rerun must repeat
+    teachers: list = field(default_factory=list)       # per finished language model: seed, path, ppl, seconds
+    span_parser: dict | None = None                    # once the span parser stage has finished
+    stage_seconds: dict = field(default_factory=dict)  # wall time per stage, over all runs
+
+    def save(self, out: Path) -> None:
+        with atomic_file(state_path(out), "w", refuse_symlink=True) as f:
+            json.dump({"version": RECIPE_VERSION, **asdict(self)}, f, indent=1)
+
+
+def load_state(out: Path, options: dict) -> RecipeState:
+    """The recipe recorded beside `out`, or a fresh one; a record of other options is refused."""
+    path = state_path(out)
+    if not path.exists():
+        return RecipeState(options)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
+    for key in sorted(set(options) | set(state.options)):
+        if options.get(key) != state.options.get(key):
+            raise TrainingError(f"{path} records a recipe with {key} = {state.options.get(key)!r}, this command "
+                                f"has {options.get(key)!r}: rerun it with the recipe's options, or use another --out")
+    return state
+
+
+@dataclass
+class RecipeRun:
+    """Everything `train --seeds K` was given; `run()` does (or finishes) the recipe."""
+    corpus: Path
+    out: Path
+    valid: Path
+    model_config: dict
+    train_config: TrainConfig
+    recipe: RecipeConfig
+    self_train: SelfTrainConfig
+    lm_options: dict                  # the rest of train_model's arguments (tokenizer, lang, vocabulary, …)
+    reporter: object
+    log: object = print
+
+    def options(self) -> dict:
+        """The record a rerun must match: files, sizes, every option that changes what is trained."""
+        corpus = Path(self.corpus)
+        lm = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in self.lm_options.items()}
+        return json.loads(json.dumps({
+            "corpus": str(corpus.resolve()), "corpus_bytes": corpus.stat().st_size,
+            "valid": str(Path(self.valid).resolve()), "model": self.model_config,
+            "train": {k: v for k, v in asdict(self.train_config).items() if k not in ("threads", "device")},
+            "recipe": asdict(self.recipe), "span_parser": {k: v for k, v in asdict(self.self_train).items()
+                                                           if k != "checkpoint_every"}, "lm": lm}, default=str))
+
+    def seeds(self) -> list[int]:
+        return [self.train_config.seed + k for k in range(self.recipe.seeds)]
+
+    def budgets(self) -> tuple[float | None, float | None]:
+        """(each language model's, the span parser stage's) share of the time budget."""
+        total = self.train_config.time_budget
+        if total is None:
+            return None, None
+        return total * self.recipe.lm_share / self.recipe.seeds, total * (1 - self.recipe.lm_share)
+
+    def run(self) -> "RecipeResult":
+        state = load_state(self.out, self.options())
+        try:
+            with signals_interrupt():
+                return self.stages(state)
+        except Interrupted as stop:  # between the stages' own signal handling: nothing to save but the record
+            state.save(self.out)
+            return RecipeResult(self.out, state, interrupted=True, stop_signal=stop.signal)
+
+    def stages(self, state: RecipeState) -> "RecipeResult":
+        done = {t["seed"] for t in state.teachers}
+        started = time.monotonic()
+        for number, seed in enumerate(self.seeds(), 1):
+            if seed in done:
+                continue
+            result = self.train_language_model(state, number, seed)
+            if result.interrupted:
+                return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+        if state.span_parser is None:
+            result = self.train_span_parser(state)
+            if result.interrupted:
+                return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+        else:
+            self.log(f"recipe: already complete ({self.out}); nothing to do")
+        return RecipeResult(self.out, state, seconds=time.monotonic() - started)
+
+    def train_language_model(self, state: RecipeState, number: int, seed: int):
+        from .train import train_model
+        lm_budget, _ = self.budgets()
+        path = lm_path(self.out, seed)
+        ckpt = checkpoint_path(path)
+        resume = ckpt if ckpt.exists() else None
+        self.log(f"recipe: stage 1 of 2, language model {number} of {self.recipe.seeds} (seed {seed}) → {path}"
+                 f"{', resumed from its checkpoint' if resume else ''}; {self.eta_text(state, number)}")
+        config = replace(self.train_config, seed=seed, time_budget=lm_budget)
+        before = time.monotonic()
+        result = train_model(self.corpus, path, dict(self.model_config), config, valid=self.valid,
+                             resume=resume, reporter=self.reporter, **self.lm_options)
+        state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
+            time.monotonic() - before
+        if not result.interrupted:
+            if not path.exists():
+                raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
+            state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": _rounded(result.best_valid_ppl),
+                                   "epochs": round(result.epochs_done, 3), "seconds": round(result.seconds, 1)})
+        state.save(self.out)
+        return result
+
+    def train_span_parser(self, state: RecipeState):
+        from .modelfile import load_model
+        from .self_training import self_train
+        _, budget = self.budgets()
+        teachers = [load_model(self.out.with_name(t["path"])) for t in sorted(state.teachers, key=lambda t: t["seed"])]
+        ckpt = checkpoint_path(self.out)
+        resume = ckpt if ckpt.exists() else None
+        self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
+                 f"(right-branching voter weight {self.self_train.right_branching:g}) → {self.out}"
+                 f"{', resumed from its checkpoint' if resume else ''}"
+                 + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
+        before = time.monotonic()
+        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": self.vote_rule(),
+                  "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
+                  "stage_seconds": state.stage_seconds}
+        result = self_train(self.corpus, self.out, teachers, self.valid,
+                            SpanParserConfig(vocab_size=len(teachers[0].vocab)), self.self_train, budget, resume,
+                            log=self.log, recipe=record)
+        state.stage_seconds["span_parser"] = state.stage_seconds.get("span_parser", 0.0) + time.monotonic() - before
+        if not result.interrupted:
+            state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
+                                 "seconds": round(result.seconds, 1)}
+        state.save(self.out)
+        return result
+
+    def vote_rule(self) -> str:
+        rb = self.self_train.right_branching
+        return (f"a span's target is its share of the votes: each of the {self.recipe.seeds} language models' trees "
+                f"weighs 1" + (f", a right-branching tree {rb:g}" if rb else ""))
+
+    def eta_text(self, state: RecipeState, number: int) -> str:
+        lm_budget, span_budget = self.budgets()
+        if lm_budget is not None:
+            left = lm_budget * (self.recipe.seeds - number + 1) + span_budget
+            return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
+        if not state.teachers:
+            return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
+        per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
+        return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
+                f"{per_model * (self.recipe.seeds - number + 1) / 60:.1f} min; then the span parser")
+
+
+@dataclass
+class RecipeResult:
+    out: Path
+    state: RecipeState
+    interrupted: bool = False
+    stop_signal: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" for t in self.state.teachers)
+        if self.interrupted:
+            return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
+                    f"rerun the same command to go on from where it stopped")
+        minutes = sum(self.state.stage_seconds.values()) / 60
+        return (f"done: {self.out} (span parser on {len(self.state.teachers)} language models' votes; validation "
+                f"perplexity {teachers}; {minutes:.1f} min in all); the recipe is recorded in {state_path(self.out)}")
+
+
+def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
+               right_branching: float | None = None, resume=None, reporter=None, log=print,
+               self_train: SelfTrainConfig | None = None) -> RecipeResult:
+    """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
+    the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
+    (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same."""
+    from .train import LineReporter
+    corpus, out = Path(corpus), Path(out)
+    recipe = RecipeConfig(seeds=seeds)
+    if right_branching is not None:
+        recipe.right_branching = right_branching
+    if recipe.right_branching < 0:
+        raise TrainingError("--right-branching must be at least 0")
+    if not corpus.is_file():
+        raise TrainingError(f"corpus not found: {corpus}")
+    if resume is not None and not state_path(out).exists():
+        raise TrainingError(f"no recipe to resume beside {out} ({state_path(out)} is missing): run without --resume")
+    if out.is_dir() or not out.parent.is_dir():
+        raise TrainingError(f"--out {out}: {'a directory' if out.is_dir() else 'its folder does not exist'}")
+    if not os.access(out.parent, os.W_OK):
+        raise TrainingError(f"--out {out}: its folder is not writable")
+    lines = sum(1 for line in corpus.open(encoding="utf-8", errors="replace") if line.strip())
+    if lines < recipe.min_lines:
+        raise TrainingError(f"{corpus} has {lines} lines: --seeds needs at least {recipe.min_lines}, to train "
+                            f"{seeds} models and validate them")
+    if valid is None:
+        corpus, valid = held_out_split(corpus, out)
+    config = self_train or SelfTrainConfig(seed=train_config.seed)
+    config = replace(config, right_branching=recipe.right_branching)
+    run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
+                    reporter or LineReporter(), log)
+    return run.run()
+
+
+def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
+    """Every 20th line of the corpus as validation text, the others to train on, written beside `out`
+    (the same corpus gives the same files, so a rerun finds what it trained on)."""
+    lines = [line for line in corpus.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    parts = {"train": [l for k, l in enumerate(lines) if k % 20 != 19], "valid": lines[19::20]}
+    paths = {}
+    for name, part in parts.items():
+        paths[name] = out.with_name(f"{out.stem}.recipe-{name}.txt")
+        with atomic_file(paths[name], "w", refuse_symlink=True) as f:
+            f.write("\n".join(part) + "\n")
+    return paths["train"], paths["valid"]
+
+
+def _rounded(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, digits)

@@ -1,0 +1,127 @@
+"""`onlstm train CORPUS --seeds K`: the whole self-training recipe, its record, its resume and its refusals."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import write_corpus
+
+TINY = ["--emb-size", "20", "--hidden-size", "20", "--chunk-size", "5", "--batch-size", "4", "--bptt", "10",
+        "--optimizer", "adam", "--lr", "0.01", "--threads", "1", "--time-budget", "none"]
+
+
+def recipe_args(corpus: Path, out: Path, *extra: str) -> list[str]:
+    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "2", *TINY, *extra]
+
+
+def onlstm(args: list[str], **options) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onlstm_cli", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=600, **options)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("recipe") / "corpus.txt", 200, seed=5)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, corpus) -> Path:
+    """A whole tiny recipe, run once: two language models, then the span parser on their votes."""
+    out = tmp_path_factory.mktemp("recipe-out") / "tiny.onlstm"
+    result = onlstm(recipe_args(corpus, out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(finished):
+    from onlstm_cli.modelfile import load_model
+    for seed in (1111, 1112):
+        assert (finished.parent / f"tiny.lm-seed{seed}.onlstm").is_file()
+    assert load_model(finished).span_parser is not None
+    archive_meta = torch.load(finished, weights_only=True)["span_parser"]["meta"]
+    record = archive_meta["recipe"]
+    assert record["seeds"] == [1111, 1112]
+    assert [t["seed"] for t in record["teachers"]] == [1111, 1112]
+    assert all(t["valid_ppl"] > 1 for t in record["teachers"])
+    assert "each of the 2 language models' trees weighs 1" in record["votes"]
+    assert record["stage_seconds"]["language_models"] > 0
+    assert archive_meta["teacher"] == [str(finished.parent / f"tiny.lm-seed{s}.onlstm") for s in (1111, 1112)]
+
+
+def test_the_recipe_holds_out_validation_lines_when_none_are_given(finished, corpus):
+    train = (finished.parent / "tiny.recipe-train.txt").read_text().splitlines()
+    valid = (finished.parent / "tiny.recipe-valid.txt").read_text().splitlines()
+    lines = [line for line in corpus.read_text().splitlines() if line.strip()]
+    assert len(valid) == len(lines) // 20 and len(train) + len(valid) == len(lines)
+    assert valid == lines[19::20]
+
+
+def test_rerunning_a_finished_recipe_trains_nothing(finished, corpus):
+    before = {p.name: p.stat().st_mtime_ns for p in finished.parent.glob("*.onlstm")}
+    result = onlstm(recipe_args(corpus, finished))
+    assert result.returncode == 0, result.stderr
+    assert "already complete" in result.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in finished.parent.glob("*.onlstm")} == before
+
+
+def test_a_recipe_with_other_options_is_refused_in_one_line(finished, corpus):
+    result = onlstm(recipe_args(corpus, finished, "--dropout", "0.2"))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "records a recipe with model" in result.stderr and "another --out" in result.stderr
+
+
+def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, tmp_path):
+    out = tmp_path / "r.onlstm"
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *recipe_args(corpus, out)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in process.stderr:  # stop it once the second language model has started
+        seen.append(line)
+        if "language model 2 of 2" in line:
+            process.send_signal(signal.SIGTERM)
+            break
+    rest = process.communicate(timeout=300)[1]
+    assert process.returncode == 143, "".join(seen) + rest
+    assert "interrupted" in rest and "rerun the same command" in rest
+    first = tmp_path / "r.lm-seed1111.onlstm"
+    record = json.loads((tmp_path / "r.onlstm.recipe.json").read_text())
+    assert [t["seed"] for t in record["teachers"]] == [1111] and record["span_parser"] is None
+    first_written = first.stat().st_mtime_ns
+    result = onlstm(recipe_args(corpus, out, "--resume", str(out)))
+    assert result.returncode == 0, result.stderr
+    assert "language model 1 of 2" not in result.stderr  # the finished model is not trained again
+    assert first.stat().st_mtime_ns == first_written
+    assert out.is_file() and (tmp_path / "r.lm-seed1112.onlstm").is_file()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--seeds", "0"], "--seeds must be at least 1"),
+    (["--teacher", "en"], "either --seeds or --teacher"),
+])
+def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message):
+    result = onlstm(recipe_args(corpus, tmp_path / "m.onlstm") + extra)
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_corpus_too_small_for_a_recipe_is_refused(tmp_path):
+    small = write_corpus(tmp_path / "small.txt", 8)
+    result = onlstm(recipe_args(small, tmp_path / "m.onlstm"))
+    assert result.returncode == 2 and "has 8 lines: --seeds needs at least 20" in result.stderr
+
+
+def test_an_unwritable_out_is_refused_before_training(corpus, tmp_path):
+    result = onlstm(recipe_args(corpus, tmp_path / "no-such-folder" / "m.onlstm"))
+    assert result.returncode == 2 and "its folder does not exist" in result.stderr
+
+
+def test_resume_of_a_recipe_that_never_ran_is_refused(corpus, tmp_path):
+    result = onlstm(recipe_args(corpus, tmp_path / "m.onlstm", "--resume", str(tmp_path / "m.onlstm")))
+    assert result.returncode == 2 and "no recipe to resume" in result.stderr
