@@ -218,7 +218,26 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
     if version != FORMAT_VERSION:
         raise ModelFileError(f"{path} has model format version {version}; this onlstm reads version "
                              f"{FORMAT_VERSION} (retrain or use a matching onlstm release)")
+    check_weights_present(archive, path)
     return archive
+
+
+def check_weights_present(archive: dict, path: Path) -> None:
+    """The weights the file declares must be bytes it holds. A pickle can make a tensor a view of a few bytes
+    repeated (stride 0: a 10^8-row embedding from one row), or refer to one member's tensors a thousand
+    times; either would be allocated in full. Every model's tensors (members and span parser included) are
+    counted as often as the loader would build them, and together they must fit in the file."""
+    budget = path.stat().st_size
+    sections = [archive, *(archive.get("members") or []), archive.get("span_parser")]
+    total = 0
+    for section in sections:
+        state = section.get("state_dict") if isinstance(section, dict) else None
+        for tensor in state.values() if isinstance(state, dict) else ():
+            if isinstance(tensor, torch.Tensor):
+                total += tensor.numel() * tensor.element_size()
+            if total > budget:
+                raise ModelFileError(f"{path} is damaged: its weights claim more bytes than the file holds "
+                                     "(tensors repeating a few stored values, or models sharing one's weights)")
 
 
 def unreadable(path: Path, why: str) -> ModelFileError:

@@ -570,3 +570,25 @@ def test_atomic_file_refuses_a_link_when_asked_and_never_writes_through_one(tmp_
     with pytest.raises(ModelFileError, match="is a directory"):
         with atomic_file(tmp_path, "w"):
             pass
+
+
+def test_weights_that_repeat_a_few_stored_bytes_are_refused(tmp_path, nothing_allocated):
+    """A tensor saved as a stride-0 view loads as 10^5 rows of one stored row; a member list can name one
+    member a thousand times. Both are small files whose models would be allocated in full."""
+    archive = good_archive()
+    rows = 10 ** 5  # 4 MB of float16 weights from 40 stored bytes, in a file of about 1 MB (its vocabulary)
+    archive["config"]["vocab_size"] = rows
+    archive["state_dict"]["embedding.weight"] = archive["state_dict"]["embedding.weight"][:1].expand(rows, -1)
+    archive["state_dict"]["decoder_bias"] = archive["state_dict"]["decoder_bias"][:1].expand(rows)
+    archive["vocab"] = ["<unk>", "<eos>"] + [f"w{k}" for k in range(rows - 2)]
+    repeated = tmp_path / "repeated.onlstm"
+    torch.save(archive, repeated)
+    assert torch.load(repeated, weights_only=True)["state_dict"]["embedding.weight"].shape == (rows, 20)
+    shared = tmp_path / "shared.onlstm"
+    member = {k: v for k, v in good_archive().items() if k not in ("format", "version")}
+    torch.save(dict(good_archive(), members=[member] * 1000), shared)
+    nothing_allocated()
+    for path in (repeated, shared):
+        with pytest.raises(ModelFileError) as excinfo:
+            load_model(path)
+        assert "claim more bytes than the file holds" in assert_one_line_error(excinfo)
