@@ -10,7 +10,7 @@ import torch
 
 from onlstm_cli import fast
 from onlstm_cli.cell import reference_layer
-from onlstm_cli.fast import ckernel, onednn, recurrence
+from onlstm_cli.fast import ckernel, onednn, recurrence, shared_backward
 from onlstm_cli.fast.loss import LOSS_CHUNK_ROWS, DecoderCrossEntropy
 from onlstm_cli.fast.recurrence import LayerFunction
 from onlstm_cli.model import ONLSTMLayer, drop_connect
@@ -225,7 +225,9 @@ def test_a_start_state_without_gradient_is_skipped_and_changes_no_other_gradient
     inputs = layer_inputs(T, 3, 20, chunk, dtype, seed=8)
     products = []
     step_linear = recurrence.step_linear
-    monkeypatch.setattr(recurrence, "step_linear", lambda *a, **k: products.append(1) or step_linear(*a, **k))
+    counted = lambda *a, **k: products.append(1) or step_linear(*a, **k)  # noqa: E731
+    monkeypatch.setattr(recurrence, "step_linear", counted)  # the forward steps
+    monkeypatch.setattr(shared_backward, "step_linear", counted)  # the backward's products giving dL/dh
     monkeypatch.setattr(fast, "_FORCED", {"cell": "c" if fused else "torch", "onednn": use_onednn})
     grads = {}
     for h0_grad in (True, False):
@@ -531,3 +533,32 @@ def test_a_library_that_fails_its_probe_is_not_kept(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="probe"):
         ckernel.build(compiler, tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+# --- the package's own structure -----------------------------------------------------------------
+
+def fast_module_imports() -> dict[str, set[str]]:
+    """Which modules of onlstm_cli/fast each one imports, at its top or inside a function."""
+    import ast
+    from pathlib import Path
+    folder = Path(fast.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")}
+    graph = {}
+    for path in folder.glob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                imported |= {node.module} if node.module else {alias.name for alias in node.names}
+        graph[path.stem] = imported & names
+    return graph
+
+
+def test_no_module_of_fast_imports_itself_through_another():
+    graph = fast_module_imports()
+    assert "shared_backward" in graph["recurrence"] and "shared_backward" in graph["triton_cell"]
+
+    def reaches(start, goal, seen=()):
+        return any(m == goal or (m not in seen and reaches(m, goal, (*seen, m))) for m in graph.get(start, ()))
+
+    cycles = [name for name in graph if reaches(name, name)]
+    assert cycles == [], f"import cycles through {cycles}"

@@ -15,6 +15,7 @@ import torch
 from ..cell import MASTER_INPUT_RULES
 from . import ckernel
 from .onednn import step_linear, step_weight, weight_grad
+from .shared_backward import next_dh
 
 PACKED_ROWS = 64
 
@@ -134,17 +135,9 @@ def torch_backward(saved, d_out, d_c, chunk: int, master_input: str, need_h0: bo
         # (its out= variant would ignore the strides of a slice of dg)
         dg[:, :2 * n].view(B, 2, n).copy_(_softmax_backward(d_p, p[t], -1, d_p.dtype))
         d_c.mul_(bg[:, 1])
-        dh = _next_dh(dg, w_back, d_out, t, need_h0)
+        dh = next_dh(dg, w_back, d_out, t, need_h0)
     d_w_hh = weight_grad(d_gates.view(T * B, G), hs[:-1].reshape(T * B, H), w_hh, onednn)
     return d_gates, d_w_hh, dh, d_c
-
-
-def _next_dh(dg, w_back, d_out, t: int, need_h0: bool):
-    """The gradient reaching h_{t−1}: through the recurrence plus from its own output; none reaches a start
-    state that needs none (training detaches it between batches)."""
-    if t > 0:
-        return step_linear(dg, w_back, d_out[t - 1])
-    return step_linear(dg, w_back) if need_h0 else None
 
 
 def c_steps(x_gates, w_hh, h0, c0, chunk_size: int, master_input: str, saved: list | None, w_step):
@@ -194,7 +187,7 @@ def c_backward(saved, d_out, d_c, chunk: int, master_input: str, need_h0: bool, 
         # c_{t−1} is cells[t]; d_c becomes dL/dc_{t−1} in place
         kernel.backward_step(n, chunk, symmetric, (ckernel.Rows(dh, H), 0), (dc_rows, 0), (a_rows, t * B),
                              (tc_rows, t * B), (c_rows, t * B), (m_rows, t * B), (p_rows, t * B), dgs[t])
-        dh = _next_dh(dgs[t], w_back, d_out, t, need_h0)
+        dh = next_dh(dgs[t], w_back, d_out, t, need_h0)
     d_w_hh = weight_grad(d_gates.view(T * B, G), hs[:-1].reshape(T * B, H), w_hh, onednn)
     return d_gates, d_w_hh, dh, d_c
 

@@ -24,7 +24,7 @@ import torch
 
 from ..cell import MASTER_INPUT_RULES
 from .onednn import step_linear, step_weight, weight_grad
-from .recurrence import _next_dh
+from .shared_backward import next_dh
 
 try:
     import triton
@@ -254,7 +254,7 @@ def triton_backward(saved, d_out, d_c, chunk: int, master_input: str, need_h0: b
         k = (T - 1 - t) % 2
         _backward_step[(B,)](dh, dcs[k], dcs[1 - k], acts[t], tanh_c[t], cells[t], masters[t], probs[t], dgs[t],
                              dgs[t].stride(0), **meta)
-        dh = _next_dh(dgs[t], w_back, d_out, t, need_h0)
+        dh = next_dh(dgs[t], w_back, d_out, t, need_h0)
         if dh is not None:
             dh = dh.contiguous()
     d_c = dcs[T % 2]
