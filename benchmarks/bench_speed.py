@@ -2,8 +2,8 @@
 
     python benchmarks/bench_speed.py                 # everything (about 10 minutes on 2 cores)
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
-    python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # parse speed of another model file
-    python benchmarks/bench_speed.py --only parse --model zh --text runs/zh/zh.valid.txt   # of other lines
+    python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
+    python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
 numbers in benchmarks/README.md come from this script.
@@ -218,23 +218,63 @@ def run_cli(args: list[str], stdin: bytes | None = None) -> tuple[float, int]:
         return wall, int(peak.read() or 0)
 
 
-def bench_parse(repeats: int, model: str = "en", text: Path = DATA / "ptb-lm" / "ptb.test.txt"
+def cpu_name() -> str:
+    """The CPU's model name and whether it has AVX-512 (speed figures depend on both)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    return f"{name}, {'AVX-512' if ' avx512f' in info else 'AVX2' if ' avx2' in info else 'no AVX2'}"
+
+
+def zh_text() -> Path:
+    return DATA / "zh-lm" / "cmrc2018-wiki" / "cmrc2018.dev+trial.sents.txt"
+
+
+def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb-lm" / "ptb.test.txt"
                 ) -> list[tuple[str, float, str]]:
-    lines = [line for line in text.read_text(encoding="utf-8").splitlines() if line.strip()]
-    name = "PTB" if text.name.startswith("ptb.") else text.name
+    """Parse speed of 10,000 lines, whole process, each configuration once per round, rounds alternating
+    so that the machine's drift hits all alike: the default English file (its span parser), the ON-LSTM
+    inside it alone, each bundled model on its language, --jobs 1 against --jobs 2; then peak memory of one
+    5,000-word line. With --model: that file against the default."""
+    def lines_of(path: Path) -> list[str]:
+        return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        small, big = Path(tmp) / "1k.txt", Path(tmp) / "10k.txt"
-        small.write_text("\n".join(lines[:1000]) + "\n", encoding="utf-8")
-        big.write_text("\n".join((lines * (10000 // len(lines) + 1))[:10000]) + "\n", encoding="utf-8")
-        for label, extra in (("--pretokenized", ["--pretokenized"]), ("the model's tokenizer", []),
-                             ("the model's tokenizer, --no-ensemble", ["--no-ensemble"])):
-            runs = [run_cli(["parse", "--model", model, *extra, str(big)]) for _ in range(repeats)]
-            rows.append((f"onlstm parse, 10,000 {name} lines, {label}, end to end",
-                         10000 / statistics.median(w for w, _ in runs), "lines/s"))
-        _, rss_small = run_cli(["parse", "--model", model, str(small)])
-        rows.append(("peak RSS, onlstm parse on 1,000 lines", rss_small / 1024, "MiB"))
-        rows.append(("peak RSS, onlstm parse on 10,000 lines", max(r for _, r in runs) / 1024, "MiB"))
+        def ten_thousand(lines: list[str], name: str) -> Path:
+            path = Path(tmp) / name
+            path.write_text("\n".join((lines * (10000 // len(lines) + 1))[:10000]) + "\n", encoding="utf-8")
+            return path
+        en = ten_thousand(lines_of(text), "en.txt")
+        configs = {"default English (en, its span parser)": ["-m", "en", str(en)],
+                   "the ON-LSTM inside en alone (--layer 2 --split paper)": ["-m", "en", "--layer", "2", "--split",
+                                                                             "paper", str(en)],
+                   "default English, --jobs 2": ["-m", "en", "--jobs", "2", str(en)]}
+        if model is not None:
+            configs[f"--model {model}"] = ["-m", model, str(en)]
+        elif zh_text().exists():
+            zh = ten_thousand(lines_of(zh_text()), "zh.txt")
+            configs["zh on Chinese Wikipedia lines"] = ["-m", "zh", str(zh)]
+            configs["zh-st (span parser) on the same lines"] = ["-m", "zh-st", str(zh)]
+        walls: dict[str, list[float]] = {label: [] for label in configs}
+        for _ in range(repeats):
+            for label, args in configs.items():
+                walls[label].append(run_cli(["parse", "--jobs", "1", *args] if "--jobs" not in args
+                                            else ["parse", *args])[0])
+        for label in configs:
+            rows.append((f"onlstm parse, 10,000 lines, {label}", 10000 / statistics.median(walls[label]), "lines/s"))
+        default, alone = (statistics.median(walls[k]) for k in list(configs)[:2])
+        rows.append(("wall time, default English / its ON-LSTM alone (same run)", default / alone, "×"))
+        rows.append(("wall time, --jobs 2 / --jobs 1 (default English)",
+                     statistics.median(walls["default English, --jobs 2"]) / default, "×"))
+        words = " ".join(" ".join(lines_of(text)).split()[:5000])
+        long_line = Path(tmp) / "long.txt"
+        long_line.write_text(words + "\n", encoding="utf-8")
+        for label, extra in (("default English", []), ("--layer 2", ["--layer", "2"])):
+            _, rss = run_cli(["parse", "-m", "en", *extra, str(long_line)])
+            rows.append((f"peak RSS, one 5,000-word line, {label}", rss / 1024, "MiB"))
     return rows
 
 
@@ -259,7 +299,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--model", default="en", help="the model `--only parse` parses with (default: bundled en)")
+    parser.add_argument("--model", help="a model file `--only parse` also parses with, beside the default")
     parser.add_argument("--text", type=Path, default=DATA / "ptb-lm" / "ptb.test.txt",
                         help="the lines `--only parse` parses, repeated to 10,000 (default: PTB's test text)")
     args = parser.parse_args()
@@ -270,7 +310,7 @@ def main() -> None:
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
              "parse": lambda: bench_parse(args.repeats, args.model, args.text), "startup": lambda: bench_startup(args.repeats),
              "memory": bench_memory}
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, {cpu_name()}")
     for name, run in parts.items():
         if args.only in (None, name):
             for label, value, unit in run():

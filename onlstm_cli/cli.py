@@ -157,7 +157,7 @@ def train(
     valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included. Give the corpus, --valid and the run's options again (options that change the model or the data, and the global batch = processes × --batch-size, must be the checkpoint's); --epochs and --time-budget are totals over all the runs."),
     lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en."),
-    tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba or whitespace; auto: ptb for en, jieba for zh, whitespace otherwise."),
+    tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba, unicode (words and punctuation apart by Unicode class) or whitespace; auto: ptb for en, jieba for zh, unicode otherwise."),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
     keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (evaluation ignores them)."),
     characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file."),
@@ -231,8 +231,8 @@ def train(
     checkpoint_seconds = parse_duration(checkpoint_every, "--checkpoint-every")
     if checkpoint_seconds is None:
         raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
-    if tokenizer not in ("auto", "ptb", "jieba", "whitespace"):
-        raise UserError(f"--tokenizer {tokenizer!r}: expected auto, ptb, jieba or whitespace")
+    if tokenizer not in ("auto", "ptb", "jieba", "unicode", "whitespace"):
+        raise UserError(f"--tokenizer {tokenizer!r}: expected auto, ptb, jieba, unicode or whitespace")
     if device not in ("auto", "cpu", "cuda"):
         raise UserError(f"--device {device!r}: expected auto, cpu or cuda")
     if emb_size % chunk_size or hidden_size % chunk_size:

@@ -169,7 +169,7 @@ def test_a_damaged_span_parser_is_a_one_line_error(student_path, tmp_path):
     archive = torch.load(student_path, weights_only=True)
     archive["span_parser"]["state_dict"].pop("out.weight")
     atomic_save(archive, tmp_path / "bad.onlstm")
-    with pytest.raises(ModelFileError, match="span parser is damaged"):
+    with pytest.raises(ModelFileError, match=r"\(span parser\) is damaged: it lacks the weight 'out.weight'"):
         load_model(tmp_path / "bad.onlstm")
 
 
@@ -261,8 +261,9 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
     from onlstm_cli.api import Parser
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.parser import resolve_model
-    for name, text in (("en", "The cat sat on the mat ."), ("zh-st", "爱真的需要勇气")):
+    for name, text in (("en", "The cat sat on the mat ."), ("zh", "爱真的需要勇气")):
         assert load_model(resolve_model(name)).span_parser is not None
         distances = Parser.load(name).distances(text)
         assert all(d is None or float(d).is_integer() for d in distances)
-    assert load_model(resolve_model("zh")).span_parser is None  # the Chinese default stays the ON-LSTM
+    assert resolve_model("zh") == resolve_model("zh-st")  # the Chinese default is the span parser
+    assert load_model(resolve_model("zh-lm")).span_parser is None  # its ON-LSTM alone
