@@ -14,7 +14,10 @@ _LAZY = {
     "sentence_f1": "metrics", "evaluate": "metrics",
     "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "span_parser",
     "self_train": "self_training",
-    "Parser": "api", "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
+    "RecipeConfig": "config", "run_recipe": "recipe",
+    "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api",
+    "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
+    "parse_in_workers": "parallel", "model_info": "info",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
