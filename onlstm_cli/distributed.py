@@ -2,11 +2,17 @@
 
 A run that torchrun did not start, or started as one process, is the one-process case of the same code:
 there every collective below returns its input.
+
+Two process groups: the default one, whose waits may last as long as setting a run up does (rank 0 reading
+the corpus, validating, saving), and `Group.steps`, for the collectives of every training step, which waits
+for a peer only ONLSTM_COLLECTIVE_TIMEOUT seconds: a frozen or stopped process then ends the run (in one
+line, see `lost_peer`) instead of holding the others for hours.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime
+import math
 import os
 from dataclasses import dataclass
 
@@ -18,6 +24,31 @@ from .corpus import TrainingError
 # While rank 0 counts the corpus and each machine writes its token file, the other processes wait in a
 # collective; torch's default timeout (10 minutes with NCCL) would end a run on a large corpus there.
 SETUP_TIMEOUT = datetime.timedelta(hours=6)
+
+# How long a training step's collective waits for the other processes. A step takes the same work on every
+# rank, so a peer that is minutes late is frozen, stopped (SIGSTOP, a debugger) or cut off.
+COLLECTIVE_TIMEOUT_VARIABLE = "ONLSTM_COLLECTIVE_TIMEOUT"
+DEFAULT_COLLECTIVE_TIMEOUT = 300.0  # seconds
+
+
+class RankZeroFailed(TrainingError):
+    """Raised on the other ranks where the run could not be set up (rank 0 reports why), so that they exit
+    instead of waiting for it, and say nothing."""
+
+
+def collective_timeout() -> float:
+    """Seconds a step's collective waits (ONLSTM_COLLECTIVE_TIMEOUT, default 300)."""
+    text = os.environ.get(COLLECTIVE_TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_COLLECTIVE_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise TrainingError(f"{COLLECTIVE_TIMEOUT_VARIABLE}={text!r}: expected a number of seconds above 0, "
+                            f"such as {DEFAULT_COLLECTIVE_TIMEOUT:.0f}")
+    return seconds
 
 
 def launched_world_size() -> int:
@@ -35,6 +66,8 @@ class Group:
     local_rank: int = 0        # the process's number on its machine
     world_size: int = 1
     backend: str | None = None  # None: one process, no process group
+    steps: object = None        # the process group of the training steps' collectives (see the module's doc)
+    timeout: float = DEFAULT_COLLECTIVE_TIMEOUT  # how long those wait, in seconds
 
     @property
     def is_main(self) -> bool:
@@ -57,12 +90,35 @@ class Group:
             dist.barrier()
 
     def sum(self, values: list[float], device: torch.device) -> list[float]:
-        """Element-wise sums over the ranks."""
+        """Element-wise sums over the ranks (a step's collective: it waits `timeout` seconds at most)."""
         if self.world_size == 1:
             return values
         tensor = torch.tensor(values, dtype=torch.float64, device=device)
-        dist.all_reduce(tensor)
+        dist.all_reduce(tensor, group=self.steps)
         return tensor.tolist()
+
+    def first_error(self, error: str | None) -> str | None:
+        """The error of the lowest rank that has one (None where none has), on every rank: a failure of one
+        process's setup ends the run on all of them."""
+        if self.world_size == 1:
+            return error
+        errors = [None] * self.world_size
+        dist.all_gather_object(errors, error)
+        return next((f"process {rank}: {e}" if rank else e for rank, e in enumerate(errors) if e is not None), None)
+
+
+def lost_peer(error: BaseException, group: Group) -> str | None:
+    """Why a collective failed, when it failed because another process of the run stopped answering or
+    ended; None for any other error. (gloo raises RuntimeError for both; NCCL's watchdog aborts instead.)"""
+    if group.world_size == 1 or not isinstance(error, RuntimeError):
+        return None
+    text = str(error).lower()
+    if "timed out" in text or "timeout" in text:
+        return (f"another process of this run did not answer for {group.timeout:g} s (frozen, stopped or cut off; "
+                f"{COLLECTIVE_TIMEOUT_VARIABLE} sets how many seconds a step waits)")
+    if any(words in text for words in ("connection closed", "connection reset", "broken pipe")):
+        return "another process of this run ended"
+    return None
 
 
 @contextlib.contextmanager
@@ -74,6 +130,10 @@ def process_group(device: torch.device):
         yield Group(), device
         return
     rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+    try:
+        timeout = collective_timeout()
+    except TrainingError as e:  # the same on every rank (torchrun gives them one environment): rank 0 says it
+        raise e if rank == 0 else RankZeroFailed(str(e)) from None
     if device.type == "cuda":
         if local_rank >= torch.cuda.device_count():
             raise TrainingError(f"process {local_rank} on this machine has no GPU of its own "
@@ -83,6 +143,7 @@ def process_group(device: torch.device):
     backend = "nccl" if device.type == "cuda" else "gloo"
     dist.init_process_group(backend, timeout=SETUP_TIMEOUT, device_id=device if device.type == "cuda" else None)
     try:
-        yield Group(rank, local_rank, world_size, backend), device
+        steps = dist.new_group(timeout=datetime.timedelta(seconds=timeout))
+        yield Group(rank, local_rank, world_size, backend, steps, timeout), device
     finally:
         dist.destroy_process_group()

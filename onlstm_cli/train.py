@@ -16,53 +16,30 @@ import gc
 import math
 import random
 import signal
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from . import __version__
-from .corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify, corpus_token_file,
-                     count_words, rank_columns, read_corpus, token_stream)
-from .distributed import Group, process_group
 from .config import TrainConfig
+from .corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify, read_corpus, token_stream
+from .distributed import Group, RankZeroFailed, lost_peer, process_group
 from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from .modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, model_from_archive, read_archive, save_model
-from .run_checks import (check_destination, check_free_space, check_global_batch, check_resumed_optimizer,
-                         check_resumed_options, checkpoint_path, reconcile_best, token_file_path)
-from .vocab import Tokenizer, Vocabulary
+from .modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, save_model
+from .run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from .train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_line
+from .train_setup import Plan, make_plan, training_columns, validation_data
+from .vocab import Tokenizer
+
+__all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "StopSignals", "TrainResult", "train_model"]
 
 OPTIMIZERS = ("sgd", "ntasgd", "adam")
-
-
-@dataclass
-class RunState:
-    """Where a run stands; a checkpoint keeps it beside the weights and optimizer. The same on every rank."""
-    epoch: int = 1                  # the epoch being trained, 1-based
-    position: int = 0               # the row of the token columns where training goes on
-    best: float | None = None       # the best validation perplexity so far
-    history: list = field(default_factory=list)  # one entry per epoch
-    seconds: float = 0.0            # training time of the earlier runs of a resumed training
-    averaging: bool = False         # NT-ASGD has switched to averaged SGD
-
-
-@dataclass
-class Plan:
-    """What rank 0 reads from the corpus or the checkpoint and every rank needs to start (sent pickled)."""
-    config: dict                    # ModelConfig
-    vocab: Vocabulary
-    tokenizer: Tokenizer
-    lang: str
-    parse_layer: int | None
-    pretokenized: bool
-    keep_punct: bool
-    state: RunState
-    optimizer: dict | None = None   # the optimizer state of a resumed run
+ESTIMATE_STEPS = 20  # steps timed before the run's length is estimated (the first ones warm kernels up)
 
 
 @dataclass
@@ -77,14 +54,31 @@ class TrainResult:
     history: list = field(default_factory=list)
     stop_signal: int = 0            # the signal that interrupted the run (SIGINT for Ctrl-C), 0 otherwise
 
+    def summary(self, valid: str | Path | None = None) -> str:
+        """The end line of `onlstm train`: how the run ended, and what its model file holds."""
+        how = "interrupted" if self.interrupted else "time budget reached" if self.stopped_by_time else "done"
+        return (f"{how}: {self.epochs_done:.2f} epochs in {self.seconds / 60:.1f} min; {self.model_text(valid)}; "
+                f"checkpoint: {self.checkpoint}")
+
+    def model_text(self, valid: str | Path | None) -> str:
+        """The model file: the best by validation, or why it is not (validation given or not), if there is one."""
+        if self.best_valid_ppl is not None:
+            return f"best valid ppl {self.best_valid_ppl:.2f}; model: {self.out}"
+        validated = any(h.get("valid_ppl") is not None for h in self.history)
+        if valid is None:
+            why = "no validation text"
+        elif not validated:
+            why = f"stopped before the first validation on {valid}"
+        else:
+            why = f"no validation perplexity on {valid} was a finite number"
+        if not Path(self.out).exists():
+            return f"{why}; no model file was written ({self.out})"
+        latest = "" if validated else "the latest, "
+        return f"{why}, so the model is {latest}not chosen by validation; model: {self.out}"
+
 
 class Diverged(TrainingError):
     """Training met a loss or gradient that is not finite in too many steps in a row."""
-
-
-class RankZeroFailed(TrainingError):
-    """Raised on the other ranks where rank 0 could not set the run up (rank 0 reports why), so that they exit
-    instead of waiting for it."""
 
 
 class Decision(NamedTuple):
@@ -148,114 +142,6 @@ def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | 
     return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
 
 
-class Reporter(Protocol):
-    def start_epoch(self, epoch: int, n_tokens: int) -> None: ...
-    def progress(self, epoch: int, tokens_done: int, loss: float, tokens_per_s: float, eta_s: float) -> None: ...
-    def end_epoch(self, epoch: int, train_ppl: float, valid_ppl: float | None, saved: bool) -> None: ...
-    def message(self, text: str) -> None: ...
-
-
-class LineReporter:
-    """Plain log lines (for files and pipes); the CLI uses a rich live display on a terminal."""
-
-    def __init__(self, stream=None, every_s: float = 30.0):
-        self._stream, self.every_s, self.last = stream, every_s, 0.0
-
-    @property
-    def stream(self):
-        return self._stream or sys.stderr  # looked up at write time, so redirections of stderr apply
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
-
-    def start_epoch(self, epoch, n_tokens):
-        self.last = time.time()
-
-    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
-        if time.time() - self.last >= self.every_s:
-            self.last = time.time()
-            print(f"epoch {epoch} | {tokens_done} tokens | loss {loss:.3f} | ppl {math.exp(min(loss, 50)):.1f} | "
-                  f"{tokens_per_s:.0f} tokens/s | eta {eta_s / 60:.1f} min", file=self.stream, flush=True)
-
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        print(f"end of epoch {epoch} | train ppl {train_ppl:.2f} | valid ppl {valid}"
-              f"{' | saved' if saved else ''}", file=self.stream, flush=True)
-
-    def message(self, text):
-        print(text, file=self.stream, flush=True)
-
-
-class NullReporter:
-    """What the ranks other than 0 report to: rank 0 speaks for the run."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
-
-    def start_epoch(self, epoch, n_tokens):
-        pass
-
-    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
-        pass
-
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        pass
-
-    def message(self, text):
-        pass
-
-
-def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
-              parse_layer, global_batch, reporter, valid=None, optimizer=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
-    """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
-    model = None
-    if resume is None:
-        vocab = Vocabulary.build(count_words(corpus, tokenizer, pretokenized, keep_punct), max_vocab, min_freq)
-        config = ModelConfig(vocab_size=len(vocab), **(model_config or {}))
-        plan = Plan(config.to_dict(), vocab, tokenizer, lang, parse_layer, pretokenized, keep_punct, RunState())
-    else:
-        ckpt = read_archive(resume, expected_format=CHECKPOINT_FORMAT)
-        check_global_batch(ckpt, resume, global_batch)
-        check_resumed_options(ckpt, resume, {**(model_config or {}), "pretokenized": pretokenized,
-                                             "keep_punct": keep_punct, "max_vocab": max_vocab, "min_freq": min_freq})
-        check_resumed_optimizer(ckpt, resume, optimizer)
-        validated_on = ckpt.get("data", {}).get("valid")
-        if validated_on and valid is None:  # else --out would get an unvalidated model beside the old best's figure
-            raise TrainingError(f"{resume} was validated on {validated_on}: resume with --valid {validated_on}, "
-                                "so that --out keeps the model with the best validation perplexity")
-        loaded = model_from_archive(ckpt, str(resume))
-        model = loaded.model
-        state = RunState(ckpt["epoch"], ckpt["position"], ckpt["best_valid_ppl"], list(ckpt["history"]),
-                         ckpt["seconds"], bool(ckpt.get("averaging", False)))
-        plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
-                    ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
-        reporter.message(f"resuming from {resume} (epoch {state.epoch}, "
-                         f"best valid ppl {state.best or float('nan'):.2f})")
-    n_layers = plan.config["n_layers"]
-    if plan.parse_layer is None:
-        plan.parse_layer = n_layers // 2 + 1  # the paper parses with the middle layer
-    if not 1 <= plan.parse_layer <= n_layers:
-        raise TrainingError(f"--parse-layer must be between 1 and {n_layers}")
-    return plan, model
-
-
-def training_columns(corpus: str | Path, out: Path, plan: Plan, batch_size: int, group: Group) -> TokenColumns:
-    """This rank's columns of the corpus's token file. One process per machine writes the file (the others
-    may not see rank 0's disk) while the others on its machine wait, then read it."""
-    reading = (plan.vocab, plan.tokenizer, plan.pretokenized, plan.keep_punct, plan.config.get("reverse", False))
-    if group.is_machine_leader:
-        corpus_token_file(corpus, token_file_path(out), *reading, write=True)
-    group.barrier()
-    ids = corpus_token_file(corpus, token_file_path(out), *reading, write=False)
-    return rank_columns(ids, batch_size, group.rank, group.world_size)
-
-
 def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.optim.Optimizer:
     if tc.optimizer == "adam":
         return torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
@@ -264,120 +150,178 @@ def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.op
     return torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
 
 
+def resumed_optimizer(params, tc: TrainConfig, plan: Plan) -> torch.optim.Optimizer:
+    """The run's optimizer, with the state of the checkpoint it resumes, if any."""
+    optimizer = make_optimizer(params, tc, plan.state.averaging)
+    if plan.optimizer is not None:
+        optimizer.load_state_dict(plan.optimizer)
+        plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
+        for group in optimizer.param_groups:
+            group["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
+    return optimizer
+
+
+def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:
+    """The model every rank trains: itself in one process, a DistributedDataParallel copy in several."""
+    if group.world_size == 1:
+        return model
+    # Rank 0's weights are copied to the others here. Every parameter gets a gradient at every step
+    # (DropConnect multiplies the parameter inside forward), so no unused-parameter search is needed.
+    # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
+    # Its gradient averaging is a step's collective: it waits `group.timeout` for the other ranks at most.
+    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                   process_group=group.steps)
+
+
 def should_average(history: list, valid_ppl: float, nonmono: int) -> bool:
     """NT-ASGD's non-monotone trigger: validation is worse than the best of all epochs but the last `nonmono`."""
     earlier = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
     return len(earlier) > nonmono and valid_ppl > min(earlier[:len(earlier) - nonmono])
 
 
+@dataclass
+class EpochTally:
+    """The good steps of an epoch so far (all ranks together): their loss and tokens, since when."""
+    loss_sum: float = 0.0
+    tokens: int = 0
+    steps: int = 0
+    started: float = field(default_factory=time.time)
+
+    def add(self, loss: float, tokens: int) -> None:
+        self.loss_sum, self.tokens, self.steps = self.loss_sum + loss * tokens, self.tokens + tokens, self.steps + 1
+
+    def loss(self) -> float:
+        return self.loss_sum / max(self.tokens, 1)
+
+    def rate(self) -> float:
+        return self.tokens / max(time.time() - self.started, 1e-9)
+
+
 class Trainer:
     """One training run: the model (wrapped in DDP when there are several processes), its optimizer, this
     rank's token columns, and the run's state. `run()` trains until the epochs, the time budget or an
-    interrupt end it."""
+    interrupt end it: epoch after epoch of steps (`train_epoch`, `step`), each step ending where every rank
+    agrees what comes next (`agree`), each epoch with validation and the files (`end_epoch`)."""
 
     def __init__(self, model: ONLSTMLanguageModel, plan: Plan, data: TokenColumns, valid_data: torch.Tensor | None,
                  tc: TrainConfig, group: Group, device: torch.device, reporter: Reporter, out: Path,
                  data_meta: dict):
         self.raw_model = model.to(device)
-        self.model = model
-        if group.world_size > 1:
-            # Rank 0's weights are copied to the others here. Every parameter gets a gradient at every step
-            # (DropConnect multiplies the parameter inside forward), so no unused-parameter search is needed.
-            # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
-            self.model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        self.model = distributed_model(model, group, device)
         self.params = list(model.parameters())
-        self.optimizer = make_optimizer(self.params, tc, plan.state.averaging)
-        if plan.optimizer is not None:
-            self.optimizer.load_state_dict(plan.optimizer)
-            plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
-            for group_ in self.optimizer.param_groups:
-                group_["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
+        self.optimizer = resumed_optimizer(self.params, tc, plan)
         self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
         self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
         self.out, self.data_meta = out, data_meta
         self.global_batch = group.world_size * tc.batch_size
+        self.epoch_tokens = data.rows * self.global_batch
         self.train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
         self.t0 = self.last_checkpoint = time.time()
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
         self.unsaved: str | None = None  # why the latest save failed, until a save succeeds
         self.deadline = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
+        self.validation_seconds = 0.0  # the latest validation's, for the run's ETA
+        self.estimated = False      # whether the run's length has been estimated yet
+
+    # --- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> TrainResult:
-        s = self.state
-        interrupted = stopped_by_time = False
+        self.announce()
+        with StopSignals() as signals, self.open_loss_log() as loss_log:
+            stop = self.train_epochs(signals, loss_log)
+            if stop == "interrupt":
+                self.keep_interrupted()
+            stop_signal = int(signals.caught) or (signal.SIGINT if stop == "interrupt" else 0)
+        self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
+        if self.unsaved is not None:
+            raise TrainingError(f"training stopped, but its last save failed: {self.unsaved}")
+        return self.result(stop, stop_signal)
+
+    def announce(self) -> None:
         if self.group.world_size > 1:
             self.reporter.message(f"training on {self.group.world_size} processes ({self.group.backend}) × batch "
                                   f"{self.tc.batch_size} = global batch {self.global_batch}")
-        with StopSignals() as signals, self.open_loss_log() as loss_log:
-            try:
-                while s.epoch <= self.tc.epochs and not (interrupted or stopped_by_time):
-                    stop, loss_sum, tokens = self.train_epoch(signals, loss_log)
-                    interrupted, stopped_by_time = stop == "interrupt", stop == "time"
-                    if not interrupted:
-                        self.end_epoch(loss_sum, tokens, finished=not stopped_by_time)
-            except KeyboardInterrupt:  # from the reporter (a test's), or from code run without StopSignals
-                interrupted = True
-                signals.caught = signals.caught or signal.SIGINT
-            if interrupted and self.group.is_main:
-                self.save_checkpoint()
-                if not self.out.exists():  # never leave the user with nothing: keep what we have
-                    self.save_model(self.epochs_at(s.epoch, s.position), None)
-            stop_signal = int(signals.caught) or (signal.SIGINT if interrupted else 0)
-        self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
-        if interrupted:  # the part of an epoch it trained counts, as in its checkpoint
+        self.reporter.message(start_line(self.epoch_tokens, len(self.plan.vocab), self.tc.epochs, self.tc.time_budget,
+                                         self.budget_left()))
+
+    def train_epochs(self, signals: StopSignals, loss_log) -> str:
+        """Epochs until the last, the time budget or an interrupt; says which: "end", "time" or "interrupt"."""
+        try:
+            while self.state.epoch <= self.tc.epochs:
+                stop, tally = self.train_epoch(signals, loss_log)
+                if stop == "interrupt":
+                    return stop
+                self.end_epoch(tally, finished=stop == "end")
+                if stop == "time":
+                    return stop
+            return "end"
+        except KeyboardInterrupt:  # from the reporter (a test's), or from code run without StopSignals
+            signals.caught = signals.caught or signal.SIGINT
+            return "interrupt"
+        except RuntimeError as e:
+            why = lost_peer(e, self.group)
+            if why is None:
+                raise
+            ckpt = checkpoint_path(self.out)
+            resume = f"--resume {ckpt} goes on from its latest checkpoint" if ckpt.exists() else "nothing was saved"
+            raise TrainingError(f"{why}: training stopped; {resume}") from None
+
+    def keep_interrupted(self) -> None:
+        """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
+        nothing."""
+        if self.group.is_main:
+            self.save_checkpoint()
+            if not self.out.exists():
+                self.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
+
+    def result(self, stop: str, stop_signal: int) -> TrainResult:
+        s = self.state
+        if stop == "interrupt":  # the part of an epoch it trained counts, as in its checkpoint
             epochs_done = self.epochs_at(s.epoch, s.position)
         else:
             epochs_done = s.history[-1]["epoch"] if s.history else 0.0
-        if self.unsaved is not None:
-            raise TrainingError(f"training stopped, but its last save failed: {self.unsaved}")
-        return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, interrupted,
-                           stopped_by_time, self.seconds(), s.history, stop_signal)
+        return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, stop == "interrupt",
+                           stop == "time", self.seconds(), s.history, stop_signal)
 
-    def train_epoch(self, signals: StopSignals, loss_log) -> tuple[str, float, int]:
+    # --- an epoch of steps ---------------------------------------------------------------------------------
+
+    def train_epoch(self, signals: StopSignals, loss_log) -> tuple[str, EpochTally]:
         """Trains from the current position to the end of the epoch. Returns why it stopped ("end", "time"
-        or "interrupt"), and the loss sum and number of tokens of its steps, all ranks together."""
+        or "interrupt") and the tally of its steps."""
         s, rows = self.state, self.data.rows
         self.model.train()
-        self.reporter.start_epoch(s.epoch, rows * self.global_batch)
+        self.reporter.start_epoch(s.epoch, self.epoch_tokens)
         hidden = self.raw_model.init_state(self.tc.batch_size)
-        loss_sum, tokens, started = 0.0, 0, time.time()
+        tally = EpochTally()
         while s.position < rows - 1:
             length = self.window_length(rows - 1 - s.position)
-            window = self.data.window(s.position, length + 1).to(self.device)
-            hidden, loss, stepped = self.step(window[:-1], window[1:], hidden)
+            hidden, loss, stepped = self.step(*self.window(length), hidden)
             s.position += length
             decision = self.agree(loss, signals)
-            bad = not stepped or not math.isfinite(decision.loss)  # alike on every rank (see step)
-            if bad:
-                self.bad_steps += 1
-                hidden = self.raw_model.init_state(self.tc.batch_size)  # a NaN state would spoil every later step
-                if self.bad_steps >= self.tc.max_bad_steps:
-                    kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
-                    raise Diverged(f"training diverged in epoch {s.epoch}: {self.bad_steps} steps in a row had a loss "
-                                   f"or gradient that is not a finite number; {kept}start again (or --resume "
-                                   f"{checkpoint_path(self.out)} if there is one) with a lower --lr")
-            else:
+            good = stepped and math.isfinite(decision.loss)  # alike on every rank (see step)
+            if good:
                 self.bad_steps = 0
-                loss_sum += decision.loss * length * self.global_batch
-                tokens += length * self.global_batch
-                if loss_log is not None:
-                    loss_log.write(f"{s.epoch}\t{s.position}\t{decision.loss:.8g}\n")
-                rate = tokens / max(time.time() - started, 1e-9)
-                eta = (rows - 1 - s.position) * self.global_batch / max(rate, 1e-9)
-                self.reporter.progress(s.epoch, s.position * self.global_batch, loss_sum / tokens, rate, eta)
+                self.record(decision.loss, length, tally, loss_log)
+            else:
+                hidden = self.after_bad_step()
             if decision.interrupted:
-                return "interrupt", loss_sum, tokens
+                return "interrupt", tally
             if decision.time_up:
-                return "time", loss_sum, tokens
-            if decision.checkpoint_due and self.group.is_main and not bad:
-                self.save_checkpoint()
-        return "end", loss_sum, tokens
+                return "time", tally
+            if decision.checkpoint_due and good:
+                self.checkpoint()
+        return "end", tally
 
     def window_length(self, rows_left: int) -> int:
         # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
         # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
         bptt = self.tc.bptt if random.random() < 0.95 else self.tc.bptt / 2
         return min(max(5, int(random.gauss(bptt, 5))), rows_left)
+
+    def window(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The next `length` rows as inputs, and the rows one token later as targets."""
+        rows = self.data.window(self.state.position, length + 1).to(self.device)
+        return rows[:-1], rows[1:]
 
     def step(self, x: torch.Tensor, y: torch.Tensor, hidden: list) -> tuple[list, float, bool]:
         """One update; returns the state, the loss, and whether the weights were updated. A gradient that
@@ -405,28 +349,92 @@ class Trainer:
             [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
         return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
 
-    def end_epoch(self, loss_sum: float, tokens: int, finished: bool) -> None:
+    def after_bad_step(self) -> list:
+        """A fresh state after a step whose loss or gradient was not finite (a NaN state would spoil every
+        later step), or the end of a run that has had too many of them in a row."""
+        self.bad_steps += 1
+        if self.bad_steps >= self.tc.max_bad_steps:
+            kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
+            raise Diverged(f"training diverged in epoch {self.state.epoch}: {self.bad_steps} steps in a row had a "
+                           f"loss or gradient that is not a finite number; {kept}start again (or --resume "
+                           f"{checkpoint_path(self.out)} if there is one) with a lower --lr")
+        return self.raw_model.init_state(self.tc.batch_size)
+
+    def record(self, loss: float, length: int, tally: EpochTally, loss_log) -> None:
+        """A good step in the loss log, the tally and the progress report."""
+        s = self.state
+        tally.add(loss, length * self.global_batch)
+        if loss_log is not None:
+            loss_log.write(f"{s.epoch}\t{s.position}\t{loss:.8g}\n")
+        rate = tally.rate()
+        if not self.estimated and tally.steps >= ESTIMATE_STEPS:
+            self.estimate(rate)
+        self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate, self.eta(rate))
+
+    # --- how long the run takes ----------------------------------------------------------------------------
+
+    def budget_left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.time())
+
+    def eta(self, rate: float) -> float:
+        """Seconds until the run ends at `rate` tokens/s (see train_report.run_eta)."""
+        tokens_left = (self.data.rows - 1 - self.state.position) * self.global_batch
+        return run_eta(tokens_left, self.tc.epochs - self.state.epoch, self.epoch_tokens, rate,
+                       self.validation_seconds, self.budget_left())
+
+    def estimate(self, rate: float) -> None:
+        """Once, when the run's first steps are timed: how many epochs it reaches, and when it ends."""
+        self.estimated = True
+        if rate > 0:
+            self.reporter.message(estimate_line(rate, self.epoch_tokens, self.epochs_at(self.state.epoch,
+                                                                                        self.state.position),
+                                                self.tc.epochs, self.eta(rate), self.tc.time_budget,
+                                                self.budget_left()))
+
+    # --- the end of an epoch: validation and the files ------------------------------------------------------
+
+    def end_epoch(self, tally: EpochTally, finished: bool) -> None:
         """Validation, the model file and the checkpoint at the end of an epoch (or where time ran out)."""
         s = self.state
+        if finished and not self.estimated:  # an epoch shorter than ESTIMATE_STEPS
+            self.estimate(tally.rate())
         epochs_done = self.epochs_at(s.epoch, s.position)
-        train_ppl = math.exp(min(loss_sum / max(tokens, 1), 50.0))
-        valid_ppl, saved = self.validate_and_save(epochs_done) if self.group.is_main else (None, False)
-        valid_ppl, saved, seconds = self.group.broadcast((valid_ppl, saved, self.seconds()))
+        valid_ppl, saved, seconds = self.validate_everywhere(epochs_done)
         if saved and valid_ppl is not None:
             s.best = valid_ppl
+        train_ppl = math.exp(min(tally.loss(), 50.0))
         s.history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
                           "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
                           "seconds": round(seconds, 1)})
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
+        self.average_if_stalled(valid_ppl)
+        if finished:
+            s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
+        self.checkpoint()
+
+    def validate_everywhere(self, epochs_done: float) -> tuple[float | None, bool, float]:
+        """Rank 0 validates and saves while the others wait for it (on the setup's timeout: a long validation
+        text takes long); all get its perplexity, whether it saved, and the run's seconds."""
+        started = time.time()
+        valid_ppl, saved = self.validate_and_save(epochs_done) if self.group.is_main else (None, False)
+        shared = self.group.broadcast((valid_ppl, saved, self.seconds()))
+        self.validation_seconds = time.time() - started
+        return shared
+
+    def average_if_stalled(self, valid_ppl: float | None) -> None:
+        s = self.state
         if (self.tc.optimizer == "ntasgd" and not s.averaging and valid_ppl is not None
                 and should_average(s.history[:-1], valid_ppl, self.tc.nonmono)):
             s.averaging = True
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
-        if finished:
-            s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
+
+    def checkpoint(self) -> None:
+        """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next
+        step's collectives would give up after `group.timeout` seconds while a large model is being saved."""
         if self.group.is_main:
             self.save_checkpoint()
+        self.group.barrier()
 
     def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
         if self.valid_data is None:  # without validation text the latest model is the best we know
@@ -560,12 +568,3 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
             # could abort at exit ("terminate called without an active exception")
             del trainer
             gc.collect()
-
-
-def validation_data(valid: str | Path, plan: Plan, batch_size: int) -> torch.Tensor:
-    sentences = read_corpus(valid, plan.tokenizer, plan.pretokenized, plan.keep_punct, plan.config.get("reverse", False))
-    stream = token_stream(sentences, plan.vocab)
-    if len(stream) < 2 * batch_size:
-        raise TrainingError(f"{valid} is too short to validate on ({len(stream)} tokens with <eos>; at least "
-                            f"{2 * batch_size} are needed)")
-    return batchify(stream, batch_size)

@@ -24,8 +24,8 @@ from onlstm_cli.corpus import (
 )
 from onlstm_cli.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.train import (TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, token_file_path,
-                              train_model)
+from onlstm_cli.run_checks import token_file_path
+from onlstm_cli.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, train_model
 from onlstm_cli.vocab import Tokenizer
 
 
@@ -104,13 +104,14 @@ def test_the_ranks_columns_are_those_of_one_process_with_the_global_batch():
 def test_the_training_text_is_never_read_whole(corpus, tmp_path, monkeypatch):
     import onlstm_cli.corpus
     import onlstm_cli.train
+    import onlstm_cli.train_setup
     whole = onlstm_cli.corpus.read_corpus
 
     def read_small_text(path, *args, **kwargs):
         assert path != corpus["train"], "the training text was read into memory"
         return whole(path, *args, **kwargs)
 
-    for module in (onlstm_cli.corpus, onlstm_cli.train):
+    for module in (onlstm_cli.corpus, onlstm_cli.train, onlstm_cli.train_setup):
         monkeypatch.setattr(module, "read_corpus", read_small_text)
     out = tmp_path / "m.onlstm"
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(), valid=corpus["valid"],

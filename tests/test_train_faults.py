@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import signal
+from pathlib import Path
 
 import pytest
 import torch
@@ -298,10 +299,12 @@ def test_the_checkpoint_interval_is_an_option(corpus, tmp_path, monkeypatch):
 
     def fake(corpus_, out, model_config, train_config, **kwargs):
         seen["tc"] = train_config
+        Path(out).write_bytes(b"")
         return TrainResult(str(out), str(out) + ".ckpt", 1.0, None)
 
     monkeypatch.setattr(onlstm_cli.train, "train_model", fake)
-    got = CliRunner().invoke(app, ["train", str(corpus["train"]), "--checkpoint-every", "2m"])
+    got = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm"),
+                                   "--checkpoint-every", "2m"])
     assert got.exit_code == 0, got.output
     assert seen["tc"].checkpoint_every == 120
     assert "not chosen by validation" in got.output  # no --valid: the summary says what the model is

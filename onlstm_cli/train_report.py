@@ -1,0 +1,120 @@
+"""What a training run tells the user: the Reporter protocol, plain log lines (LineReporter; the CLI has a rich
+display for terminals), the silence of the ranks other than 0, and the lines that size a run up: its corpus
+and time budget at the start, how many epochs the budget gives once the speed is known, and when it ends."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Protocol
+
+
+class Reporter(Protocol):
+    def start_epoch(self, epoch: int, n_tokens: int) -> None: ...
+    # eta_s: until the run ends (the epochs left or the time budget left, whichever is shorter)
+    def progress(self, epoch: int, tokens_done: int, loss: float, tokens_per_s: float, eta_s: float) -> None: ...
+    def end_epoch(self, epoch: int, train_ppl: float, valid_ppl: float | None, saved: bool) -> None: ...
+    def message(self, text: str) -> None: ...
+
+
+class LineReporter:
+    """Plain log lines (for files and pipes); the CLI uses a rich live display on a terminal."""
+
+    def __init__(self, stream=None, every_s: float = 30.0):
+        self._stream, self.every_s, self.last = stream, every_s, 0.0
+        self.epoch_tokens = 0
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr  # looked up at write time, so redirections of stderr apply
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def start_epoch(self, epoch, n_tokens):
+        self.last, self.epoch_tokens = time.time(), n_tokens
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        if time.time() - self.last >= self.every_s:
+            self.last = time.time()
+            epoch_eta = max(self.epoch_tokens - tokens_done, 0) / max(tokens_per_s, 1e-9)
+            print(f"epoch {epoch} | {tokens_done} tokens | loss {loss:.3f} | ppl {math.exp(min(loss, 50)):.1f} | "
+                  f"{tokens_per_s:.0f} tokens/s | eta {duration_text(eta_s)} (epoch {duration_text(epoch_eta)})",
+                  file=self.stream, flush=True)
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
+        print(f"end of epoch {epoch} | train ppl {train_ppl:.2f} | valid ppl {valid}"
+              f"{' | saved' if saved else ''}", file=self.stream, flush=True)
+
+    def message(self, text):
+        print(text, file=self.stream, flush=True)
+
+
+class NullReporter:
+    """What the ranks other than 0 report to: rank 0 speaks for the run."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def start_epoch(self, epoch, n_tokens):
+        pass
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        pass
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        pass
+
+    def message(self, text):
+        pass
+
+
+def duration_text(seconds: float) -> str:
+    """45 s, 12.5 min, 58 min, 2.3 h: as exact as an estimate deserves."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def start_line(tokens: int, vocab_size: int, epochs: int, budget: float | None, budget_left: float | None) -> str:
+    """What the run trains on and for how long at most, before any step has been timed."""
+    if budget is None:
+        limit = "no time budget"
+    else:
+        left = f" ({duration_text(budget_left)} left)" if budget_left is not None and budget_left < budget else ""
+        limit = f"time budget {duration_text(budget)}{left}"
+    return f"corpus: {tokens:,} tokens, vocabulary {vocab_size:,}; {limit}, at most {epochs} epochs"
+
+
+def run_eta(tokens_left: int, epochs_after: int, epoch_tokens: int, tokens_per_s: float, validation_s: float,
+            budget_left: float | None) -> float:
+    """Seconds until the run ends: the rest of this epoch and the `epochs_after` whole epochs after it at this
+    rate, each ending with a validation as long as the latest, or the time budget left if that is less."""
+    rate = max(tokens_per_s, 1e-9)
+    seconds = tokens_left / rate + validation_s + epochs_after * (epoch_tokens / rate + validation_s)
+    return seconds if budget_left is None else min(seconds, budget_left)
+
+
+def estimate_line(tokens_per_s: float, epoch_tokens: int, epochs_done: float, epochs: int, eta_s: float,
+                  budget: float | None, budget_left: float | None) -> str:
+    """Once the first steps are timed: how long an epoch takes, how many epochs the run will reach (all of
+    them, or as many as the time budget gives) and when it ends."""
+    epoch_s = epoch_tokens / max(tokens_per_s, 1e-9)
+    head = f"at {tokens_per_s:,.0f} tokens/s an epoch takes about {duration_text(epoch_s)}"
+    reached = epochs if budget_left is None else min(epochs, epochs_done + budget_left / epoch_s)
+    if reached >= epochs:
+        within = f", within the time budget of {duration_text(budget)}" if budget is not None else ""
+        return f"{head}: the {epochs} epochs end in about {duration_text(eta_s)}{within}"
+    return f"{head}: time budget {duration_text(budget)}: about {reached:.1f} epochs, ending in about " \
+           f"{duration_text(eta_s)}"
