@@ -273,14 +273,8 @@ def train(
                                  min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
     except RankZeroFailed:
         raise typer.Exit(2)  # rank 0 has said why
-    if result.best_valid_ppl is not None:
-        best = f"best valid ppl {result.best_valid_ppl:.2f}"
-    else:
-        best = "no validation text, so the model is the latest, not chosen by validation"
-    how = "interrupted" if result.interrupted else "time budget reached" if result.stopped_by_time else "done"
     if main_process:
-        typer.echo(f"{how}: {result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min; {best}; "
-                   f"model: {result.out}; checkpoint: {result.checkpoint}", err=True)
+        typer.echo(result.summary(valid), err=True)  # what the model file is: validated, or why not
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
