@@ -107,6 +107,18 @@ class Group:
         return next((f"process {rank}: {e}" if rank else e for rank, e in enumerate(errors) if e is not None), None)
 
 
+    def fail_together(self, error: str) -> None:
+        """Ends every rank with `error`, which all of them have met, said once: rank 0 raises it, the others
+        RankZeroFailed once rank 0 has ended (torchrun stops every process as soon as one has exited, and
+        could stop rank 0 before it has said why)."""
+        if self.is_main:
+            raise TrainingError(error)
+        if self.world_size > 1:
+            with contextlib.suppress(Exception):
+                dist.barrier()  # rank 0 never joins: this ends when its process does, or torchrun ends this one
+        raise RankZeroFailed(error)
+
+
 def lost_peer(error: BaseException, group: Group) -> str | None:
     """Why a collective failed, when it failed because another process of the run stopped answering or
     ended; None for any other error. (gloo raises RuntimeError for both; NCCL's watchdog aborts instead.)"""
@@ -130,10 +142,6 @@ def process_group(device: torch.device):
         yield Group(), device
         return
     rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-    try:
-        timeout = collective_timeout()
-    except TrainingError as e:  # the same on every rank (torchrun gives them one environment): rank 0 says it
-        raise e if rank == 0 else RankZeroFailed(str(e)) from None
     if device.type == "cuda":
         if local_rank >= torch.cuda.device_count():
             raise TrainingError(f"process {local_rank} on this machine has no GPU of its own "
@@ -143,6 +151,11 @@ def process_group(device: torch.device):
     backend = "nccl" if device.type == "cuda" else "gloo"
     dist.init_process_group(backend, timeout=SETUP_TIMEOUT, device_id=device if device.type == "cuda" else None)
     try:
+        group = Group(rank, local_rank, world_size, backend)
+        try:
+            timeout = collective_timeout()
+        except TrainingError as e:  # the same on every rank (torchrun gives them one environment): rank 0 says it
+            group.fail_together(str(e))
         steps = dist.new_group(timeout=datetime.timedelta(seconds=timeout))
         yield Group(rank, local_rank, world_size, backend, steps, timeout), device
     finally:

@@ -242,7 +242,7 @@ class Trainer:
             self.reporter.message(f"training on {self.group.world_size} processes ({self.group.backend}) × batch "
                                   f"{self.tc.batch_size} = global batch {self.global_batch}")
         self.reporter.message(start_line(self.epoch_tokens, len(self.plan.vocab), self.tc.epochs, self.tc.time_budget,
-                                         self.budget_left()))
+                                         self.state.seconds))
 
     def train_epochs(self, signals: StopSignals, loss_log) -> str:
         """Epochs until the last, the time budget or an interrupt; says which: "end", "time" or "interrupt"."""
@@ -552,7 +552,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         else:
             plan = group.broadcast(None)
             if isinstance(plan, RankZeroFailed):
-                raise plan
+                group.fail_together(str(plan))
         data = training_columns(corpus, out, plan, tc.batch_size, group)
         if model is None:
             model = ONLSTMLanguageModel(ModelConfig(**plan.config))

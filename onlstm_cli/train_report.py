@@ -77,7 +77,9 @@ class NullReporter:
 
 
 def duration_text(seconds: float) -> str:
-    """45 s, 12.5 min, 58 min, 2.3 h: as exact as an estimate deserves."""
+    """0.4 s, 45 s, 12.5 min, 58 min, 2.3 h: as exact as an estimate deserves."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 600:
@@ -87,12 +89,13 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def start_line(tokens: int, vocab_size: int, epochs: int, budget: float | None, budget_left: float | None) -> str:
-    """What the run trains on and for how long at most, before any step has been timed."""
+def start_line(tokens: int, vocab_size: int, epochs: int, budget: float | None, spent: float = 0.0) -> str:
+    """What the run trains on and for how long at most (`spent`: the seconds of the runs it resumes), before
+    any step has been timed."""
     if budget is None:
         limit = "no time budget"
     else:
-        left = f" ({duration_text(budget_left)} left)" if budget_left is not None and budget_left < budget else ""
+        left = f" ({duration_text(max(0.0, budget - spent))} left)" if spent > 0 else ""
         limit = f"time budget {duration_text(budget)}{left}"
     return f"corpus: {tokens:,} tokens, vocabulary {vocab_size:,}; {limit}, at most {epochs} epochs"
 

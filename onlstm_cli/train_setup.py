@@ -10,7 +10,7 @@ import torch
 
 from .corpus import (TokenColumns, TrainingError, batchify, corpus_token_file, count_words, rank_columns,
                      read_corpus, token_stream)
-from .distributed import Group, RankZeroFailed
+from .distributed import Group
 from .model import ModelConfig, ONLSTMLanguageModel
 from .modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
 from .run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
@@ -101,7 +101,7 @@ def training_columns(corpus: str | Path, out: Path, plan: Plan, batch_size: int,
     if error is not None:
         if wrote:
             path.unlink(missing_ok=True)
-        raise TrainingError(error) if group.is_main else RankZeroFailed(error)
+        group.fail_together(error)
     return columns
 
 

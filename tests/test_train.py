@@ -6,6 +6,7 @@ import json
 import math
 import os
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from onlstm_cli.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.run_checks import token_file_path
 from onlstm_cli.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, train_model
+from onlstm_cli.train_report import duration_text, estimate_line, run_eta
 from onlstm_cli.vocab import Tokenizer
 
 
@@ -372,9 +374,10 @@ def test_missing_corpus(tmp_path):
 def test_too_little_text_for_the_batch_size(tmp_path):
     path = tmp_path / "short.txt"
     path.write_text("a b c\n", encoding="utf-8")
-    with pytest.raises(TrainingError):
+    with pytest.raises(TrainingError, match="too little text for batch size 64"):
         train_model(path, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(batch_size=64),
                     reporter=QuietReporter())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["short.txt"]  # no m.onlstm.tokens left behind
 
 
 def test_unknown_optimizer(corpus, tmp_path):
@@ -448,3 +451,120 @@ def test_a_character_model_trains_on_characters_and_parses_words(tmp_path):
     parsed = json.loads(got.output)
     assert parsed["words"] == ["爱", "真的", "需要", "勇气"]  # the tree is over jieba's words
     assert len(parsed["distances"]) == 4
+
+
+# --- what the run says about itself: its size, its length, its end -------------------------------------------
+
+class RecordingReporter(QuietReporter):
+    """Keeps every progress call's arguments and each epoch's token count."""
+
+    def __init__(self, stop_after: int | None = None):
+        super().__init__()
+        self.calls, self.epoch_tokens, self.stop_after = [], [], stop_after
+
+    def start_epoch(self, epoch, n_tokens):
+        super().start_epoch(epoch, n_tokens)
+        self.epoch_tokens.append(n_tokens)
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        super().progress(epoch, tokens_done, loss, tokens_per_s, eta_s)
+        self.calls.append((epoch, tokens_done, tokens_per_s, eta_s))
+        if self.stop_after is not None and self.progress_calls >= self.stop_after:
+            raise KeyboardInterrupt
+
+
+def test_the_run_starts_by_saying_its_corpus_vocabulary_and_limits_then_how_long_it_takes(corpus, tmp_path):
+    out, reporter = tmp_path / "m.onlstm", RecordingReporter()
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=3, time_budget=3600.0),
+                valid=corpus["valid"], reporter=reporter)
+    loaded = load_model(out)
+    tokens, vocab = loaded.meta["data"]["train_tokens"], len(loaded.vocab)
+    assert reporter.messages[0] == (f"corpus: {tokens:,} tokens, vocabulary {vocab:,}; time budget 60 min, "
+                                    "at most 3 epochs")
+    assert reporter.epoch_tokens == [tokens] * 3
+    estimates = [m for m in reporter.messages if "an epoch takes about" in m]
+    assert len(estimates) == 1  # once, when the first steps are timed
+    assert "the 3 epochs end in about" in estimates[0] and estimates[0].endswith("within the time budget of 60 min")
+
+
+def test_progress_gives_the_eta_of_the_run_not_of_the_epoch(corpus, tmp_path):
+    reporter = RecordingReporter()
+    train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=3),
+                reporter=reporter)
+    n_tokens = reporter.epoch_tokens[0]
+    for epoch, tokens_done, rate, eta in reporter.calls:
+        epochs_after = 3 - epoch
+        assert eta >= epochs_after * n_tokens / rate  # the epochs after this one count
+    first_epoch = [call for call in reporter.calls if call[0] == 1]
+    epoch, tokens_done, rate, eta = first_epoch[0]
+    assert eta > (n_tokens - tokens_done) / rate  # more than what is left of the epoch
+
+
+def test_the_eta_and_the_estimate_stop_at_the_time_budget(corpus, tmp_path):
+    reporter = RecordingReporter(stop_after=25)  # past ESTIMATE_STEPS (the tiny epochs are shorter)
+    result = train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL),
+                         tiny_train_config(epochs=100000, time_budget=50.0), reporter=reporter)
+    assert result.interrupted
+    assert reporter.calls and all(eta <= 50.0 for *_, eta in reporter.calls)
+    assert "time budget 50 s, at most 100000 epochs" in reporter.messages[0]
+    estimate = next(m for m in reporter.messages if "an epoch takes about" in m)
+    assert "time budget 50 s: about " in estimate and " epochs, ending in about " in estimate
+
+
+def test_run_eta_and_the_estimate_line():
+    # 1000 tokens left at 100 tokens/s, 2 epochs of 5000 after it, 3 s validations: 10 + 3 + 2 × (50 + 3)
+    assert run_eta(1000, 2, 5000, 100.0, 3.0, None) == pytest.approx(119.0)
+    assert run_eta(1000, 2, 5000, 100.0, 3.0, 60.0) == 60.0
+    # half an epoch done, 10 min of budget left at a minute an epoch: 10.5 of the 20 epochs
+    line = estimate_line(100.0, 6000, 0.5, 20, 600.0, 600.0, 600.0)
+    assert line == "at 100 tokens/s an epoch takes about 60 s: time budget 10 min: about 10.5 epochs, ending " \
+                   "in about 10 min"
+    assert estimate_line(100.0, 6000, 0.5, 10, 570.0, 600.0, 600.0).endswith(
+        "the 10 epochs end in about 9.5 min, within the time budget of 10 min")
+    assert estimate_line(100.0, 6000, 0.0, 2, 120.0, None, None) == \
+        "at 100 tokens/s an epoch takes about 60 s: the 2 epochs end in about 2.0 min"
+    assert [duration_text(s) for s in (0.42, 45, 150, 3000, 9000)] == ["0.4 s", "45 s", "2.5 min", "50 min", "2.5 h"]
+
+
+def test_the_end_summary_says_what_the_model_file_is(tmp_path):
+    out = tmp_path / "m.onlstm"
+    stopped = TrainResult(str(out), str(out) + ".ckpt", 0.3, None, interrupted=True)
+    assert "stopped before the first validation on v.txt; no model file was written" in stopped.summary("v.txt")
+    out.write_bytes(b"")
+    assert ("stopped before the first validation on v.txt, so the model is the latest, not chosen by validation; "
+            f"model: {out};") in stopped.summary("v.txt")
+    assert "no validation text, so the model is the latest, not chosen by validation" in stopped.summary(None)
+    nan = TrainResult(str(out), str(out) + ".ckpt", 1.0, None, history=[{"epoch": 1.0, "valid_ppl": math.nan}])
+    assert "no validation perplexity on v.txt was a finite number, so the model is not chosen" in nan.summary("v.txt")
+    best = TrainResult(str(out), str(out) + ".ckpt", 2.0, 12.345)
+    assert best.summary("v.txt").startswith(f"done: 2.00 epochs in 0.0 min; best valid ppl 12.35; model: {out};")
+
+
+def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, monkeypatch):
+    from onlstm_cli.cli import app
+    from onlstm_cli.train import LineReporter
+
+    def terminated(self, *args):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(LineReporter, "progress", terminated)
+    out = tmp_path / "m.onlstm"
+    got = CliRunner().invoke(app, ["train", str(corpus["train"]), "--valid", str(corpus["valid"]), "--out", str(out),
+                                   "--emb-size", "20", "--hidden-size", "40", "--chunk-size", "5", "--bptt", "10",
+                                   "--device", "cpu", "--threads", "1", "--time-budget", "none"])
+    assert got.exit_code == 143, got.output
+    last = got.stderr.strip().splitlines()[-1]
+    assert last.startswith("interrupted: ")
+    assert f"stopped before the first validation on {corpus['valid']}, so the model is the latest" in last
+    assert "no validation text" not in last and f"model: {out};" in last and out.is_file()
+
+
+def test_no_function_of_the_training_loop_is_long():
+    """Issue 24: the loop reads as small steps; train.py stays short."""
+    import ast
+    import onlstm_cli.train
+    source = Path(onlstm_cli.train.__file__).read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 600
+    long = [node.name for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 80]
+    assert long == []
