@@ -262,9 +262,7 @@ class Trainer:
             why = lost_peer(e, self.group)
             if why is None:
                 raise
-            ckpt = checkpoint_path(self.out)
-            resume = f"--resume {ckpt} goes on from its latest checkpoint" if ckpt.exists() else "nothing was saved"
-            raise TrainingError(f"{why}: training stopped; {resume}") from None
+            raise TrainingError(f"{why}: training stopped; {self.keep_after_lost_peer()}") from None
 
     def keep_interrupted(self) -> None:
         """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
@@ -273,6 +271,14 @@ class Trainer:
             self.save_checkpoint()
             if not self.out.exists():
                 self.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
+
+    def keep_after_lost_peer(self) -> str:
+        """Rank 0's checkpoint of where the run stands when a peer is lost (until a step's collectives fail, the
+        weights are the same on every rank, and a failed step is not applied), and how to go on."""
+        ckpt = checkpoint_path(self.out)
+        if self.group.is_main and self.save_checkpoint():
+            return f"--resume {ckpt} goes on from here"
+        return f"--resume {ckpt} goes on from the latest checkpoint, if there is one"
 
     def result(self, stop: str, stop_signal: int) -> TrainResult:
         s = self.state

@@ -42,7 +42,7 @@ class LineReporter:
             self.last = time.time()
             epoch_eta = max(self.epoch_tokens - tokens_done, 0) / max(tokens_per_s, 1e-9)
             print(f"epoch {epoch} | {tokens_done} tokens | loss {loss:.3f} | ppl {math.exp(min(loss, 50)):.1f} | "
-                  f"{tokens_per_s:.0f} tokens/s | eta {duration_text(eta_s)} (epoch {duration_text(epoch_eta)})",
+                  f"{tokens_per_s:.0f} tokens/s | eta: run {duration_text(eta_s)}, epoch {duration_text(epoch_eta)}",
                   file=self.stream, flush=True)
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved):

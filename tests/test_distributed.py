@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from conftest import REPO, TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli import app
+from onlstm_cli.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.train import TrainingError, checkpoint_path, train_model
 
@@ -42,9 +43,14 @@ def torchrun_env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 
 
-def torchrun(*args, nproc: int = 2) -> subprocess.CompletedProcess:
-    return subprocess.run(torchrun_command(*args, nproc=nproc), cwd=REPO, env=torchrun_env(), capture_output=True,
-                          text=True, timeout=SAFETY_TIMEOUT)
+def torchrun(*args, nproc: int = 2, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(torchrun_command(*args, nproc=nproc), cwd=REPO, env={**torchrun_env(), **(env or {})},
+                          capture_output=True, text=True, timeout=SAFETY_TIMEOUT)
+
+
+def error_lines(stderr: str) -> list[str]:
+    """What the processes said (torchrun adds its own report of the failure, which is not ours)."""
+    return [line for line in stderr.splitlines() if line.startswith("error: ")]
 
 
 def read_loss_log(path: Path) -> list[tuple[int, int, float]]:
@@ -136,6 +142,24 @@ def worker_pid(agent_pid: int, rank: int) -> int | None:
     return None
 
 
+def wait_until_training(agent: subprocess.Popen, loss_log: Path) -> None:
+    deadline = time.monotonic() + SAFETY_TIMEOUT
+    while not (loss_log.exists() and len(loss_log.read_text().splitlines()) >= 3):  # both ranks are training
+        assert agent.poll() is None, agent.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the run never started training"
+        time.sleep(0.1)
+
+
+def end_hung_run(agent: subprocess.Popen) -> None:
+    """Leaves no process of a hung run behind (the workers have sessions of their own)."""
+    if agent.poll() is None:
+        for rank in (0, 1):
+            with contextlib.suppress(ProcessLookupError, TypeError):
+                os.kill(worker_pid(agent.pid, rank), signal.SIGKILL)
+        agent.kill()
+        agent.wait()
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds torchrun's workers through /proc")
 def test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint(tmp_path):
     corpus = write_corpus(tmp_path / "train.txt", 60, seed=0)
@@ -144,20 +168,11 @@ def test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint(tmp_path):
                                               "--loss-log", loss_log, *TINY_ARGS),
                              cwd=REPO, env=torchrun_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + SAFETY_TIMEOUT
-        while not (loss_log.exists() and len(loss_log.read_text().splitlines()) >= 3):  # both ranks are training
-            assert agent.poll() is None, agent.communicate()[1][-3000:]
-            assert time.monotonic() < deadline, "the run never started training"
-            time.sleep(0.1)
+        wait_until_training(agent, loss_log)
         os.kill(worker_pid(agent.pid, rank=1), signal.SIGTERM)
         _, stderr = agent.communicate(timeout=SAFETY_TIMEOUT)
     finally:
-        if agent.poll() is None:  # hung: leave no process behind (the workers have sessions of their own)
-            for rank in (0, 1):
-                with contextlib.suppress(ProcessLookupError, TypeError):
-                    os.kill(worker_pid(agent.pid, rank), signal.SIGKILL)
-            agent.kill()
-            agent.wait()
+        end_hung_run(agent)
     assert agent.returncode != 0  # the processes exit with 130, which torchrun reports as a failure
     assert stderr.count("interrupted: ") == 1, stderr[-3000:]
     # Rank 0 stopped at the step where rank 1 was told to stop, and saved that point.
@@ -173,3 +188,73 @@ def test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint(tmp_path):
     assert f"resuming from {checkpoint_path(out)} (epoch {last_epoch}" in resumed.stderr
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert (ckpt["epoch"], ckpt["position"]) == (last_epoch + 1, 0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds torchrun's workers through /proc")
+def test_a_frozen_rank_ends_the_run_in_one_line_after_the_collective_timeout(tmp_path):
+    """A stopped process (SIGSTOP) holds the others only ONLSTM_COLLECTIVE_TIMEOUT seconds: rank 0 then says so
+    in one line and exits; torchrun ends the frozen one (SIGKILL, after its grace period)."""
+    corpus = write_corpus(tmp_path / "train.txt", 60, seed=0)
+    out, loss_log = tmp_path / "out" / "m.onlstm", tmp_path / "losses.tsv"
+    agent = subprocess.Popen(torchrun_command(corpus, "--out", out, "--epochs", "1000", "--batch-size", "2",
+                                              "--loss-log", loss_log, *TINY_ARGS),
+                             cwd=REPO, env={**torchrun_env(), "ONLSTM_COLLECTIVE_TIMEOUT": "3"},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frozen = None
+    try:
+        wait_until_training(agent, loss_log)
+        frozen = worker_pid(agent.pid, rank=1)
+        os.kill(frozen, signal.SIGSTOP)
+        _, stderr = agent.communicate(timeout=SAFETY_TIMEOUT)
+    finally:
+        end_hung_run(agent)
+        with contextlib.suppress(ProcessLookupError, TypeError):
+            if Path(f"/proc/{frozen}").exists() and agent.returncode is None:
+                os.kill(frozen, signal.SIGKILL)
+    assert agent.returncode != 0
+    errors = error_lines(stderr)
+    assert len(errors) == 1, stderr[-3000:]
+    assert "another process of this run did not answer for 3 s" in errors[0]
+    assert "ONLSTM_COLLECTIVE_TIMEOUT" in errors[0] and f"--resume {checkpoint_path(out)} goes on from here" in errors[0]
+    # rank 0 kept where it stood: a step the frozen rank took part in, at most the one after the last logged
+    last_epoch, last_position, _ = read_loss_log(loss_log)[-1]
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert ckpt["epoch"] >= last_epoch and (ckpt["epoch"], ckpt["position"]) >= (last_epoch, last_position)
+    assert "Traceback" not in stderr[:stderr.index(errors[0])]  # torchrun's report of the failure comes after it
+
+
+@pytest.mark.parametrize("env,error", [
+    ({}, "error: too little text for batch size 4 × 2 processes (12 tokens)"),
+    ({"ONLSTM_COLLECTIVE_TIMEOUT": "soon"}, "error: ONLSTM_COLLECTIVE_TIMEOUT='soon': expected a number of seconds"),
+])
+def test_a_failed_setup_is_told_once_by_rank_0_and_leaves_no_token_file(tmp_path, env, error):
+    corpus = tmp_path / "three.txt"
+    corpus.write_text("The cat sat .\nA dog ran .\nThe bird flew .\n", encoding="utf-8")  # 12 tokens with <eos>
+    out = tmp_path / "out" / "m.onlstm"
+    run = torchrun(corpus, "--out", out, "--batch-size", "4", *TINY_ARGS, env=env)
+    assert run.returncode != 0
+    errors = error_lines(run.stderr)
+    assert len(errors) == 1 and errors[0].startswith(error), run.stderr[-3000:]
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+
+
+def test_the_collective_timeout_is_read_from_the_environment(monkeypatch):
+    monkeypatch.delenv("ONLSTM_COLLECTIVE_TIMEOUT", raising=False)
+    assert collective_timeout() == DEFAULT_COLLECTIVE_TIMEOUT
+    monkeypatch.setenv("ONLSTM_COLLECTIVE_TIMEOUT", "2.5")
+    assert collective_timeout() == 2.5
+    for bad in ("0", "-1", "nan", "inf", "5m"):
+        monkeypatch.setenv("ONLSTM_COLLECTIVE_TIMEOUT", bad)
+        with pytest.raises(TrainingError, match="expected a number of seconds above 0"):
+            collective_timeout()
+
+
+def test_only_a_lost_peer_is_told_as_one():
+    two = Group(rank=0, world_size=2, backend="gloo", timeout=7.0)
+    gloo_timeout = RuntimeError("[gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 7000ms for recv operation")
+    assert "did not answer for 7 s" in lost_peer(gloo_timeout, two)
+    assert lost_peer(RuntimeError("[gloo/transport/tcp/pair.cc:534] Connection closed by peer [::1]:2934"),
+                     two) == "another process of this run ended"
+    assert lost_peer(RuntimeError("CUDA error: out of memory"), two) is None
+    assert lost_peer(ValueError("timed out"), two) is None
+    assert lost_peer(gloo_timeout, Group()) is None  # one process has no peer

@@ -526,6 +526,15 @@ def test_run_eta_and_the_estimate_line():
     assert [duration_text(s) for s in (0.42, 45, 150, 3000, 9000)] == ["0.4 s", "45 s", "2.5 min", "50 min", "2.5 h"]
 
 
+def test_a_progress_line_gives_the_eta_of_the_run_and_of_the_epoch():
+    import io
+    from onlstm_cli.train import LineReporter
+    reporter = LineReporter(io.StringIO(), every_s=0)
+    reporter.start_epoch(2, 800_000)
+    reporter.progress(2, 200_000, 4.5, 3000.0, 3000.0)  # 600,000 tokens left in the epoch at 3000 tokens/s
+    assert reporter.stream.getvalue().strip().endswith("| 3000 tokens/s | eta: run 50 min, epoch 3.3 min")
+
+
 def test_the_end_summary_says_what_the_model_file_is(tmp_path):
     out = tmp_path / "m.onlstm"
     stopped = TrainResult(str(out), str(out) + ".ckpt", 0.3, None, interrupted=True)
