@@ -516,6 +516,23 @@ class Trainer:
         return contextlib.nullcontext()
 
 
+def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | None, torch.Tensor | None]:
+    """Rank 0's `read_plan()` (the plan, the model, the validation data), with the plan sent to every rank; a
+    failure there ends the other ranks too, said by rank 0 alone."""
+    if not group.is_main:
+        plan = group.broadcast(None)
+        if isinstance(plan, RankZeroFailed):
+            group.fail_together(str(plan))
+        return plan, None, None
+    try:
+        plan, model, valid_data = read_plan()
+    except Exception as e:
+        group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever
+        raise
+    group.broadcast(plan)
+    return plan, model, valid_data
+
+
 def train_model(corpus: str | Path, out: str | Path, model_config: dict | None = None,
                 train_config: TrainConfig | None = None, valid: str | Path | None = None,
                 tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
@@ -538,27 +555,20 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
         random.seed(tc.seed)
         torch.manual_seed(tc.seed + group.rank)  # each rank its own dropout masks; DDP copies rank 0's weights
-        model, valid_data = None, None
-        if group.is_main:
-            try:
-                check_destination(out)
-                plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
-                                        keep_punct, max_vocab, min_freq, parse_layer,
-                                        group.world_size * tc.batch_size, reporter, valid, tc.optimizer)
-                model = model or ONLSTMLanguageModel(ModelConfig(**plan.config))
-                check_free_space(out, model)
-                if resume is not None:
-                    reconcile_best(plan.state, out, reporter)
-                if valid is not None:
-                    valid_data = validation_data(valid, plan, tc.eval_batch_size).to(device)
-            except Exception as e:
-                group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever
-                raise
-            group.broadcast(plan)
-        else:
-            plan = group.broadcast(None)
-            if isinstance(plan, RankZeroFailed):
-                group.fail_together(str(plan))
+
+        def read_plan():  # on rank 0 alone
+            check_destination(out)
+            plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
+                                    keep_punct, max_vocab, min_freq, parse_layer, group.world_size * tc.batch_size,
+                                    reporter, valid, tc.optimizer)
+            model = model or ONLSTMLanguageModel(ModelConfig(**plan.config))
+            check_free_space(out, model)
+            if resume is not None:
+                reconcile_best(plan.state, out, reporter)
+            valid_data = None if valid is None else validation_data(valid, plan, tc.eval_batch_size).to(device)
+            return plan, model, valid_data
+
+        plan, model, valid_data = shared_plan(group, read_plan)
         data = training_columns(corpus, out, plan, tc.batch_size, group)
         if model is None:
             model = ONLSTMLanguageModel(ModelConfig(**plan.config))
