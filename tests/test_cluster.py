@@ -28,3 +28,12 @@ def test_dask_bag_maps_the_parser_over_partitions(model, tmp_path):
     text.write_text("".join(LINES))
     trees = bag.read_text(str(text), blocksize=64).map(parser.parse).compute(scheduler="processes", num_workers=2)
     assert [str(t) for t in trees] == [str(parser.parse(line)) for line in LINES]
+
+
+def test_a_forked_pool_after_parsing_at_home_does_not_hang(model):
+    """Linux's default pool forks: its workers start from a process whose OpenMP team has run."""
+    from onlstm_cli import Parser
+    parser = Parser.load(model)
+    expected = [parser.parse(line) for line in LINES]
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        assert list(pool.map(parser.parse, LINES, chunksize=4, timeout=120)) == expected

@@ -30,6 +30,13 @@ from .recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_infe
 from .span import span_trees
 
 
+# A child forked from a process whose OpenMP team has run (any parse or training step here) hangs in its
+# first parallel region (GNU libgomp keeps no team across fork): such a child, a worker of a process pool
+# mapping `Parser.parse`, runs on one thread, as a pool's worker should anyway.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+
+
 @dataclass(frozen=True)
 class Backend:
     device: str   # torch device type
