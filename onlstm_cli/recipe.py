@@ -181,6 +181,9 @@ class RecipeRun:
                 raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
             state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": _rounded(result.best_valid_ppl),
                                    "epochs": round(result.epochs_done, 3), "seconds": round(result.seconds, 1)})
+            self.log(f"recipe: language model {number} of {self.recipe.seeds} (seed {seed}) done: "
+                     f"{result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min, validation perplexity "
+                     f"{_rounded(result.best_valid_ppl)}")
         state.save(self.out)
         return result
 
