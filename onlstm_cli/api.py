@@ -84,7 +84,10 @@ def words_and_shape(tree: NltkTree) -> tuple[list[str], Tree]:
 
 
 def parse_tree(parsed: ParsedSentence) -> ParseTree:
-    """The nltk shape of `onlstm parse -f bracket` (formats.to_nltk): (S ...) nodes over (X word)s."""
+    """The nltk shape of `onlstm parse -f bracket` (formats.to_nltk): (S ...) nodes over (X word)s. A
+    sentence that was not parsed (longer than parser.MAX_SENTENCE_WORDS) raises ParseError."""
+    if parsed.error:
+        raise ParseError(parsed.error)
     if parsed.tree is None:
         return ParseTree("S", [])
     if isinstance(parsed.tree, str):

@@ -165,3 +165,13 @@ def test_ctrl_c_ends_every_worker_with_exit_130(model):
         time.sleep(0.1)
     assert not any(Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]
                    for w in workers)
+
+
+def test_parser_refuses_an_absurd_sentence_in_one_line_and_parses_the_others(model, monkeypatch):
+    from onlstm_cli import Parser
+    from onlstm_cli.parser import ParseError
+    monkeypatch.setattr(parser_module, "MAX_SENTENCE_WORDS", 6)
+    parser = Parser.load(model)
+    with pytest.raises(ParseError, match="7 words, more than the 6 a sentence may have"):
+        parser.parse("the cat sat on the mat today")
+    assert parser.parse("the cat sat").leaves() == ["the", "cat", "sat"]
