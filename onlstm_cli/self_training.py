@@ -168,7 +168,6 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
-    data = votes_of(teachers, corpus, valid, train, log)
     config = config or SpanParserConfig(vocab_size=len(teachers[0].vocab))
     parser = SpanParser(config)
     if config.emb_size == teachers[0].config.emb_size:  # start from the words the teacher has learned
@@ -180,11 +179,14 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[
         progress = resumed(resume, identity, parser, optimizer, rng)
         log(f"resumed in epoch {progress.epoch} after {progress.step} batches (best validation loss "
             f"{progress.best:.4f})")
-    run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
-               {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid),
-                "train": asdict(train), "onlstm_version": __version__, **({"recipe": recipe} if recipe else {})},
-               teachers[0])
-    return run.loop()
+    # Ctrl-C or SIGTERM from here on, the teachers' parse included, ends with a checkpoint
+    with StopSignals() as signals:
+        data = votes_of(teachers, corpus, valid, train, log)  # after the checks: the parse takes a while
+        run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
+                   {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid),
+                    "train": asdict(train), "onlstm_version": __version__, **({"recipe": recipe} if recipe else {})},
+                   teachers[0])
+        return run.loop(signals)
 
 
 def check_teachers(teachers: list[LoadedModel], out: Path, *inputs) -> None:
@@ -260,18 +262,17 @@ class _Run:
     def time_up(self) -> bool:
         return self.budget is not None and self.seconds() >= self.budget
 
-    def loop(self) -> SelfTrainResult:
+    def loop(self, signals: StopSignals) -> SelfTrainResult:
         p, stop = self.progress, None
-        with StopSignals() as signals:
-            while p.epoch <= self.train.epochs and stop is None:
-                stop = self.train_epoch(signals)
-                if stop == "interrupt":
-                    break
-                self.end_epoch()
-                if p.epoch - 1 - min(p.history, key=lambda h: h["valid_loss"])["epoch"] >= self.train.patience:
-                    stop = "patience"
-                elif stop is None and self.time_up():
-                    stop = "time"
+        while p.epoch <= self.train.epochs and stop is None:
+            stop = self.train_epoch(signals)
+            if stop == "interrupt":
+                break
+            self.end_epoch()
+            if p.epoch - 1 - min(p.history, key=lambda h: h["valid_loss"])["epoch"] >= self.train.patience:
+                stop = "patience"
+            elif stop is None and self.time_up():
+                stop = "time"
         if stop == "interrupt":
             self.save_checkpoint()
             self.log(f"interrupted in epoch {p.epoch} after {p.step} batches; resume with --resume "

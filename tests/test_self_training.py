@@ -267,3 +267,53 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
         assert all(d is None or float(d).is_integer() for d in distances)
     assert resolve_model("zh") == resolve_model("zh-st")  # the Chinese default is the span parser
     assert load_model(resolve_model("zh-lm")).span_parser is None  # its ON-LSTM alone
+
+
+def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny_model_path, tiny_corpus, tmp_path):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.self_training import self_train
+    teacher = load_model(tiny_model_path)
+    config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
+    lines = []
+    result = self_train(tiny_corpus["train"], tmp_path / "s.onlstm", teacher, tiny_corpus["valid"], config,
+                        SelfTrainConfig(epochs=5, batch_size=2), time_budget=1e-6, log=lines.append)
+    assert result.stopped_by_time and result.epochs_done == 1 and result.out.is_file()
+    assert any("epoch 1 (" in line and "of it)" in line for line in lines)  # validated part-way through
+
+
+def test_resume_into_another_run_is_refused_before_the_teachers_parse(student_path, tiny_model_path, tiny_corpus,
+                                                                      tmp_path):
+    from onlstm_cli.corpus import TrainingError
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.self_training import self_train
+    teacher = load_model(tiny_model_path)
+    config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
+    lines = []
+    with pytest.raises(TrainingError, match="checkpoint of a run with other --out"):
+        self_train(tiny_corpus["train"], tmp_path / "new.onlstm", teacher, tiny_corpus["valid"], config,
+                   SelfTrainConfig(epochs=6, batch_size=8, lr=0.01, patience=6),
+                   resume=str(student_path) + ".ckpt", log=lines.append)
+    assert not any("parsing" in line for line in lines)
+
+
+def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import write_corpus
+    corpus = write_corpus(tmp_path / "big.txt", 3000, seed=3)
+    out = tmp_path / "s.onlstm"
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", "train", str(corpus), "--teacher", model,
+                                "--valid", str(corpus), "-o", str(out), "--epochs", "50", "--batch-size", "2",
+                                "--threads", "1"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:
+        if "parsing" in line:  # the teachers' parse has begun: a signal from here on ends with a checkpoint
+            break
+    time.sleep(1)
+    process.send_signal(signal.SIGTERM)
+    err = process.communicate(timeout=120)[1]
+    assert process.returncode == 143, err
+    assert f"resume with --resume {out}.ckpt" in err and err.strip().splitlines()[-1].startswith("interrupted:")
+    assert (tmp_path / "s.onlstm.ckpt").is_file()
