@@ -76,15 +76,17 @@ class CudnnLanguageModel(LSTMLanguageModel):
     def locked(x, p):
         return x * x.new_empty(1, x.shape[1], x.shape[2]).bernoulli_(1 - p).div_(1 - p)
 
-    def forward(self, x, y, state):
+    def embed(self, x):
         words = x.new_empty(self.embedding.weight.shape[0], dtype=torch.float).bernoulli_(1 - DROPOUT_E)
         h = self.embedding(x) * (words / (1 - DROPOUT_E))[x].unsqueeze(-1)
-        h = self.locked(h, DROPOUT_I)
-        new_state = []
-        for k, layer in enumerate(self.layers):
-            h, s = layer(h, state[k] if state else None)
-            new_state.append(s)
-            h = self.locked(h, DROPOUT_H if k < len(self.layers) - 1 else DROPOUT)
+        return self.locked(h, DROPOUT_I)
+
+    def between_layers(self, h, k: int):
+        return self.locked(h, DROPOUT_H if k < len(self.layers) - 1 else DROPOUT)
+
+    def forward(self, x, y, state):
+        """The loss and the layers' last states (truncated back-propagation carries them on)."""
+        h, new_state = self.hidden(x, state)
         logits = F.linear(h, self.embedding.weight, self.bias)
         return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.reshape(-1)), new_state
 

@@ -42,20 +42,31 @@ class LSTMLanguageModel(nn.Module):
         self.layers = nn.ModuleList(nn.LSTM(i, h) for i, h in sizes)
         self.bias = nn.Parameter(torch.zeros(vocab))
 
-    def hidden(self, x):
-        h = self.embedding(x)
-        for layer in self.layers:
-            h, _ = layer(h)
+    def hidden(self, x, state=None):
+        """The top layer's output and each layer's last state (subclasses add dropouts at the two hooks)."""
+        h = self.embed(x)
+        new_state = []
+        for k, layer in enumerate(self.layers):
+            h, last = layer(h, state[k] if state else None)
+            new_state.append(last)
+            h = self.between_layers(h, k)
+        return h, new_state
+
+    def embed(self, x):
+        return self.embedding(x)
+
+    def between_layers(self, h, k: int):
         return h
 
-    def loss(self, x, y):
+    def loss(self, x, y, state=None):
         """Its training loss as a plain PyTorch LM computes it: F.cross_entropy of the logits."""
-        logits = F.linear(self.hidden(x), self.embedding.weight, self.bias)
+        h, _ = self.hidden(x, state)
+        logits = F.linear(h, self.embedding.weight, self.bias)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     def fused_loss(self, x, y):
         """The same loss by onlstm's `decoder_loss`, the one ONLSTMLanguageModel trains with."""
-        h = self.hidden(x)
+        h, _ = self.hidden(x)
         return decoder_loss(h.reshape(-1, h.shape[-1]), self.embedding.weight, self.bias, y.reshape(-1))
 
 

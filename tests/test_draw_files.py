@@ -13,20 +13,15 @@ import pytest
 
 from conftest import FIXTURES
 from onlstm_cli import picture_files
-from onlstm_cli.cli import app
 from onlstm_cli.draw import write_svgs
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.trees import build_tree
+from test_cli import run  # the CLI through typer's runner, never a traceback
 
 GOLD = FIXTURES / "draw_gold.trees"
 PRED_GOLD = FIXTURES / "cli_gold.trees"
 PRED = FIXTURES / "cli_pred.trees"
 
-
-def run(runner, args, input=None):
-    result = runner.invoke(app, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.output
-    return result
 
 
 def one_error_line(result) -> str:
