@@ -205,41 +205,12 @@ def train(
     epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
     lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
     batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
-    if not corpus.is_file():
-        raise UserError(f"corpus not found: {corpus}")
-    if valid is not None and not valid.is_file():
-        raise UserError(f"validation file not found: {valid}")
-    for name, value in (("--batch-size", batch_size), ("--bptt", bptt), ("--epochs", epochs), ("--layers", layers),
-                        ("--emb-size", emb_size), ("--hidden-size", hidden_size), ("--chunk-size", chunk_size)):
-        if value < 1:
-            raise UserError(f"{name} must be at least 1")
-    for name, value in (("--dropout", dropout), ("--dropout-h", dropout_h), ("--dropout-i", dropout_i),
-                        ("--dropout-e", dropout_e), ("--weight-drop", weight_drop)):
-        if not 0 <= value < 1:
-            raise UserError(f"{name} must be in [0, 1)")
-    for name, value in (("--lr", lr), ("--clip", clip), ("--weight-decay", weight_decay)):
-        if value < 0 or (name == "--lr" and value == 0):
-            raise UserError(f"{name} must be {'positive' if name == '--lr' else 'at least 0'}")
-    if max_vocab < 3:
-        raise UserError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
-    if min_freq < 1:
-        raise UserError("--min-freq must be at least 1")
-    if optimizer not in ("adam", "sgd", "ntasgd"):
-        raise UserError(f"--optimizer {optimizer!r}: expected sgd, ntasgd or adam")
-    if threads is not None and threads < 1:
-        raise UserError("--threads must be at least 1")
+    check_lm_options(locals())
     checkpoint_seconds = parse_duration(checkpoint_every, "--checkpoint-every")
-    if checkpoint_seconds is None:
-        raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
-    if tokenizer not in ("auto", "ptb", "jieba", "unicode", "whitespace"):
-        raise UserError(f"--tokenizer {tokenizer!r}: expected auto, ptb, jieba, unicode or whitespace")
-    if device not in ("auto", "cpu", "cuda"):
-        raise UserError(f"--device {device!r}: expected auto, cpu or cuda")
-    if emb_size % chunk_size or hidden_size % chunk_size:
-        raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({chunk_size})")
 
     from .distributed import launched_rank
     from .train import LineReporter, NullReporter, RankZeroFailed, train_model
+    from .train_report import RichReporter
     from .vocab import Tokenizer, default_tokenizer
 
     if lang == "auto":
@@ -255,28 +226,59 @@ def train(
                                loss_log=str(loss_log) if loss_log else None)
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
-    if seeds > 1:
-        from .recipe import run_recipe
-        lm_options = dict(tokenizer=tok, lang=lang, pretokenized=pretokenized, keep_punct=keep_punct,
-                          max_vocab=max_vocab, min_freq=min_freq, parse_layer=parse_layer)
-        with reporter:
+    lm_options = dict(tokenizer=tok, lang=lang, pretokenized=pretokenized, keep_punct=keep_punct,
+                      max_vocab=max_vocab, min_freq=min_freq, parse_layer=parse_layer)
+    with reporter:
+        if seeds > 1:
+            from .recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
                                 resume, reporter, log=lambda line: typer.echo(line, err=True))
-        typer.echo(result.summary(), err=True)
-        if result.interrupted:
-            raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))
-        return
-    try:
-        with reporter:
-            result = train_model(corpus, out, model_config, train_config, valid=valid, tokenizer=tok, lang=lang,
-                                 pretokenized=pretokenized, keep_punct=keep_punct, max_vocab=max_vocab,
-                                 min_freq=min_freq, parse_layer=parse_layer, resume=resume, reporter=reporter)
-    except RankZeroFailed:
-        raise typer.Exit(2)  # rank 0 has said why
-    if main_process:
-        typer.echo(result.summary(valid), err=True)  # what the model file is: validated, or why not
+        else:
+            try:
+                result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
+                                     reporter=reporter, **lm_options)
+            except RankZeroFailed:
+                raise typer.Exit(2)  # rank 0 has said why
+    if main_process:  # what the model file is: validated, or why not
+        typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def check_lm_options(o: dict) -> None:
+    """`train`'s language-model options (the command's locals, defaults filled in), each bad one a one-line
+    UserError before anything is read or trained."""
+    if not o["corpus"].is_file():
+        raise UserError(f"corpus not found: {o['corpus']}")
+    if o["valid"] is not None and not o["valid"].is_file():
+        raise UserError(f"validation file not found: {o['valid']}")
+    for name in ("batch_size", "bptt", "epochs", "layers", "emb_size", "hidden_size", "chunk_size"):
+        if o[name] < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop"):
+        if not 0 <= o[name] < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be in [0, 1)")
+    if o["lr"] <= 0:
+        raise UserError("--lr must be positive")
+    for name in ("clip", "weight_decay"):
+        if o[name] < 0:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 0")
+    if o["max_vocab"] < 3:
+        raise UserError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    if o["min_freq"] < 1:
+        raise UserError("--min-freq must be at least 1")
+    if o["optimizer"] not in ("adam", "sgd", "ntasgd"):
+        raise UserError(f"--optimizer {o['optimizer']!r}: expected sgd, ntasgd or adam")
+    if o["threads"] is not None and o["threads"] < 1:
+        raise UserError("--threads must be at least 1")
+    if parse_duration(o["checkpoint_every"], "--checkpoint-every") is None:
+        raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
+    if o["tokenizer"] not in ("auto", "ptb", "jieba", "unicode", "whitespace"):
+        raise UserError(f"--tokenizer {o['tokenizer']!r}: expected auto, ptb, jieba, unicode or whitespace")
+    if o["device"] not in ("auto", "cpu", "cuda"):
+        raise UserError(f"--device {o['device']!r}: expected auto, cpu or cuda")
+    if o["emb_size"] % o["chunk_size"] or o["hidden_size"] % o["chunk_size"]:
+        raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
 
 
 def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
@@ -558,83 +560,8 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
+        from .report_text import print_report
         print_report(report)
-
-
-def split_note(report: dict) -> str:
-    """'paper split rule', or for a span parser beside its language model's layers both rules."""
-    if "layer_split" in report:
-        return f"span parser: its own trees (symmetric split of its heights); layers: {report['layer_split']} split rule"
-    return f"{report['split']} split rule"
-
-
-def print_report(report: dict) -> None:
-    from rich.table import Table
-    console = stdout_console()
-    if not console.is_terminal:
-        console = stdout_console(width=160)  # a table in a file or pipe should not wrap at 80 columns
-    title = f"{report['gold']}: {report['sentences']} sentences"
-    if "model" in report:
-        title += f" — model {report['model']}"
-    table = Table(title=title)
-    labels = sorted({label for r in report["systems"].values() for label in r["label_recall"]},
-                    key=["NP", "VP", "PP", "ADJP", "SBAR"].index)
-    for column in ["system", "sentence F1", "corpus F1", "F1 ≤10 words"] + [f"{x} rec." for x in labels]:
-        table.add_column(column, justify="left" if column == "system" else "right")
-    for name, r in report["systems"].items():
-        table.add_row(name, f"{r['sentence_f1']:.2f}", f"{r['corpus_f1']:.2f}",
-                      f"{r['sentence_f1_len_le_10']:.2f}" if r["sentences_len_le_10"] else "-",
-                      *[f"{r['label_recall'][x]['recall']:.1f}" if x in r["label_recall"] else "-" for x in labels])
-    ub = report["upper_bound"]
-    table.add_row("best binary trees (upper bound)", f"{ub['sentence_f1']:.2f}", f"{ub['corpus_f1']:.2f}", "",
-                  *["" for _ in labels], style="dim")
-    console.print(table)
-    first = next(iter(report["systems"].items()))
-    by_length = "  ".join(f"{k}: {v['sentence_f1']:.1f} ({v['sentences']})" for k, v in first[1]["f1_by_length"].items())
-    console.print(f"{first[0]} sentence F1 by length (sentences): {by_length}", markup=False)
-    for path, ppl in report.get("perplexity", {}).items():
-        console.print(f"perplexity on {path}: {ppl:.2f}", markup=False)
-    console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
-                  f"sentence; F1 per sentence, averaged; {split_note(report)}.", style="dim")
-
-
-class RichReporter:
-    """A live rich display of the training run: epoch, loss, perplexity, tokens/s, ETA."""
-
-    def __init__(self):
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-        self.console = Console(stderr=True)
-        self.bar = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
-                                 TextColumn("loss {task.fields[loss]:.3f}  ppl {task.fields[ppl]:.1f}  "
-                                            "{task.fields[rate]:.0f} tok/s"),
-                                 TimeRemainingColumn(), console=self.console)
-        self.task = None
-
-    def __enter__(self):
-        self.bar.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.bar.stop()
-
-    def start_epoch(self, epoch, n_tokens):
-        if self.task is not None:
-            self.bar.remove_task(self.task)
-        self.task = self.bar.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0)
-
-    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
-        import math
-        self.bar.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
-                             rate=tokens_per_s)
-
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        self.console.print(f"epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
-                           f"{' [green](saved)[/green]' if saved else ''}")
-
-    def message(self, text):
-        self.console.print(text)
 
 
 def main() -> None:

@@ -121,3 +121,43 @@ def estimate_line(tokens_per_s: float, epoch_tokens: int, epochs_done: float, ep
         return f"{head}: the {epochs} epochs end in about {duration_text(eta_s)}{within}"
     return f"{head}: time budget {duration_text(budget)}: about {reached:.1f} epochs, ending in about " \
            f"{duration_text(eta_s)}"
+
+
+class RichReporter:
+    """A live rich display of the training run (the CLI's on a terminal): epoch, loss, perplexity, tokens/s,
+    the epoch's ETA and the run's."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        self.console = Console(stderr=True)
+        self.bar = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
+                                 TextColumn("loss {task.fields[loss]:.3f}  ppl {task.fields[ppl]:.1f}  "
+                                            "{task.fields[rate]:.0f} tok/s"), TimeRemainingColumn(),
+                                 TextColumn("run {task.fields[run_eta]}"), console=self.console)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.stop()
+
+    def start_epoch(self, epoch, n_tokens):
+        if self.task is not None:
+            self.bar.remove_task(self.task)
+        self.task = self.bar.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0,
+                                      run_eta="-")
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        self.bar.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
+                        rate=tokens_per_s, run_eta=duration_text(eta_s))
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
+        self.console.print(f"epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+                           f"{' [green](saved)[/green]' if saved else ''}")
+
+    def message(self, text):
+        self.console.print(text)

@@ -455,7 +455,7 @@ def test_train_unknown_tokenizer_is_a_user_error(runner, tmp_path):
 
 
 def test_rich_reporter_accepts_progress_calls():
-    from onlstm_cli.cli import RichReporter
+    from onlstm_cli.train_report import RichReporter
     reporter = RichReporter()
     with reporter:
         reporter.start_epoch(1, 100)
