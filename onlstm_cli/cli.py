@@ -190,6 +190,7 @@ def train(
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
     right_branching: Optional[float] = typer.Option(None, "--right-branching", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1); default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']:g} with --seeds."),
+    second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} split evenly between the language models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped. 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
@@ -201,7 +202,7 @@ def train(
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
-                                  right_branching)
+                                  right_branching, second_round)
     epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
     lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
     batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
@@ -283,7 +284,7 @@ def check_lm_options(o: dict) -> None:
 
 def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
-                       budget: float | None, threads: int | None, right_branching: float) -> None:
+                       budget: float | None, threads: int | None, right_branching: float, second_round: bool) -> None:
     """`train --teacher`: the span parser of self_training.py."""
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
@@ -293,7 +294,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
         raise UserError(f"validation file not found: {valid}")
     if resume is not None and not resume.is_file():
         raise UserError(f"checkpoint not found: {resume}")
-    config = SelfTrainConfig(seed=seed, right_branching=right_branching)
+    config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round)
     if right_branching < 0:
         raise UserError("--right-branching must be at least 0")
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),

@@ -84,6 +84,7 @@ class SelfTrainConfig:
     seed: int = 1111
     checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
     right_branching: float = 0.0  # the weight of a right-branching tree voting beside the teachers (each weighs 1)
+    span_parser_teachers: bool = False  # a second round: self-trained teachers teach with their span parsers' trees
 
 
 @dataclass

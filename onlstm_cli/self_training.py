@@ -24,7 +24,7 @@ from .config import SelfTrainConfig, SpanParserConfig
 from .corpus import TrainingError, read_corpus
 from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive, read_archive,
                         stored_weights)
-from .parser import sentence_distances
+from .parser import sentence_distances, split_rule
 from .run_checks import check_destination, checkpoint_path
 from .span_parser import SpanParser, padded, trainable_spans
 from .train import StopSignals
@@ -45,21 +45,24 @@ class SelfTrainResult:
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
-                  model_tokens: bool = True, right_branching: float = 0.0) -> list[dict]:
+                  model_tokens: bool = True, right_branching: float = 0.0, span_parsers: bool = False) -> list[dict]:
     """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
     votes whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
     `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
-    parser.sentence_distances). A teacher always parses with its language model's layer and split rule, so a
-    self-trained file teaches with its language model's trees, not its span parser's. `right_branching`: the
+    parser.sentence_distances). A teacher parses with its language model's layer and split rule, so a
+    self-trained file teaches with its language model's trees, unless `span_parsers` (a second round: a
+    self-trained teacher teaches with its span parser's trees). `right_branching`: the
     weight of one more voter, the right-branching tree (each teacher weighs 1), a prior toward English-like
     trees that lifted ON-LSTM ensembles in the literature (models/README.md)."""
     votes: list[dict] = [{} for _ in sentences]
     total = len(teachers) + right_branching
     for teacher in teachers:
-        distances = sentence_distances(teacher, sentences, teacher.parse_layer, batch_size,
+        own = span_parsers and teacher.span_parser is not None
+        distances = sentence_distances(teacher, sentences, None if own else teacher.parse_layer, batch_size,
                                        model_tokens=model_tokens)
+        rule = split_rule(teacher) if own else teacher.split
         for counts, d in zip(votes, distances):
-            for span in tree_spans(build_tree(d, list(range(len(d))), teacher.split)):
+            for span in tree_spans(build_tree(d, list(range(len(d))), rule)):
                 counts[span] = counts.get(span, 0.0) + 1.0 / total
     if right_branching > 0:
         for counts, words in zip(votes, sentences):
@@ -122,13 +125,14 @@ def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: 
     return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()), "out": str(out.resolve()),
             "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
             "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
-            "right_branching": train.right_branching}
+            "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers}
 
 
 # the CLI's words for each part of a run's identity
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "teachers": "the teachers (--teacher)",
                   "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
-                  "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight"}
+                  "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight",
+                  "span_parser_teachers": "--second-round"}
 
 
 def check_resumable(state: dict, identity: dict, resume) -> None:
@@ -221,7 +225,8 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         f"{len(valid_sentences):,} validation sentences")
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    vote = functools.partial(teacher_spans, teachers, right_branching=train.right_branching)
+    vote = functools.partial(teacher_spans, teachers, right_branching=train.right_branching,
+                             span_parsers=train.span_parser_teachers)
     return Votes([vocab.encode(s) for s in sentences], vote(sentences), [vocab.encode(s) for s in valid_sentences],
                  vote(valid_sentences), vocab.eos_id)
 

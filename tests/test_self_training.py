@@ -317,3 +317,17 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
     assert process.returncode == 143, err
     assert f"resume with --resume {out}.ckpt" in err and err.strip().splitlines()[-1].startswith("interrupted:")
     assert (tmp_path / "s.onlstm.ckpt").is_file()
+
+
+def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.parser import sentence_distances
+    from onlstm_cli.self_training import teacher_spans
+    student = load_model(student_path)
+    sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]
+    own = sentence_distances(student, sentences)  # the span parser's split heights
+    expected = [{s: 1.0 for s in tree_spans(build_tree(d, list(range(len(d))), "symmetric"))} for d in own]
+    assert teacher_spans([student], sentences, span_parsers=True) == expected
+    lm = sentence_distances(student, sentences, student.parse_layer)
+    assert teacher_spans([student], sentences) == [
+        {s: 1.0 for s in tree_spans(build_tree(d, list(range(len(d))), student.split))} for d in lm]
