@@ -56,7 +56,8 @@ def span_parser_info(parser) -> dict:
     meta = parser.meta
     return {"config": parser.config.to_dict(), "parameters": sum(p.numel() for p in parser.parameters()),
             "teachers": meta.get("teacher"), "corpus": meta.get("corpus"), "valid": meta.get("valid"),
-            "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": meta.get("train")}
+            "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": meta.get("train"),
+            "self_training_recipe": meta.get("recipe")}
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
@@ -150,6 +151,15 @@ def span_parser_text(span: dict) -> str:
         text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
     if span.get("valid_loss") is not None:
         text += f", validation loss {span['valid_loss']}"
+    recipe = span.get("self_training_recipe")
+    if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe.py)
+        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {t.get('epochs')} epochs)"
+                             for t in recipe["teachers"] if isinstance(t, dict))
+        stages = ", ".join(f"{name.replace('_', ' ')} {seconds / 60:.1f} min"
+                           for name, seconds in (recipe.get("stage_seconds") or {}).items()
+                           if isinstance(seconds, (int, float)))
+        text += f"\n             recipe (train --seeds {len(recipe['teachers'])}): {teachers}; votes: {recipe.get('votes')}"
+        text += f"\n             stage times: {stages or '-'}"
     return text
 
 

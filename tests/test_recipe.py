@@ -125,3 +125,10 @@ def test_an_unwritable_out_is_refused_before_training(corpus, tmp_path):
 def test_resume_of_a_recipe_that_never_ran_is_refused(corpus, tmp_path):
     result = onlstm(recipe_args(corpus, tmp_path / "m.onlstm", "--resume", str(tmp_path / "m.onlstm")))
     assert result.returncode == 2 and "no recipe to resume" in result.stderr
+
+
+def test_info_shows_the_recipe_of_a_file_it_made(finished):
+    from onlstm_cli.info import info_text, model_info
+    text = info_text(model_info(finished))
+    assert "recipe (train --seeds 2): seed 1111 (valid ppl" in text and "seed 1112" in text
+    assert "stage times: language models" in text
