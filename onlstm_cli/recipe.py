@@ -94,11 +94,21 @@ def load_state(out: Path, options: dict) -> RecipeState:
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
-    for key in sorted(set(options) | set(state.options)):
-        if options.get(key) != state.options.get(key):
-            raise TrainingError(f"{path} records a recipe with {key} = {state.options.get(key)!r}, this command "
-                                f"has {options.get(key)!r}: rerun it with the recipe's options, or use another --out")
+    for key, recorded, given in differences(state.options, options):
+        raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}: "
+                            "rerun it with the recipe's options, or use another --out")
     return state
+
+
+def differences(recorded: dict, given: dict, prefix: str = ""):
+    """(key, recorded, given) for each option that differs; an option the record lacks was added to onlstm
+    after the recipe started, with a default that keeps the old behaviour, so it does not count."""
+    for key in sorted(recorded):
+        name = f"{prefix}{key}"
+        if isinstance(recorded[key], dict) and isinstance(given.get(key), dict):
+            yield from differences(recorded[key], given[key], f"{name}.")
+        elif recorded[key] != given.get(key):
+            yield name, recorded[key], given.get(key)
 
 
 @dataclass

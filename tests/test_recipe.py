@@ -132,3 +132,13 @@ def test_info_shows_the_recipe_of_a_file_it_made(finished):
     text = info_text(model_info(finished))
     assert "recipe (train --seeds 2): seed 1111 (valid ppl" in text and "seed 1112" in text
     assert "stage times: language models" in text
+
+
+def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):
+    """A newer onlstm adds options whose defaults keep the old behaviour: an older record lacks them."""
+    record_path = finished.parent / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text())
+    del record["options"]["span_parser"]["right_branching"]
+    record_path.write_text(json.dumps(record))
+    result = onlstm(recipe_args(corpus, finished))
+    assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
