@@ -8,12 +8,12 @@
 Parts (bptt 70, 3 layers, vocabulary 10k, the paper's dropouts, SGD lr 30 with clipping at 0.25, random
 tokens; each figure the median of --repeats runs, the models of a comparison alternating):
 
-  (a) training tokens/s of onlstm's LM (the training step of onlstm_cli/train.py) against an nn.LSTM
+  (a) training tokens/s of onlstm's LM (the training step of onlstm_cli/lm/train.py) against an nn.LSTM
       (cuDNN) LM of the same sizes, at 400/1150 batch 20 and 200/400 batch 64. Target: ≥ 0.7×.
   (b) the same against the original ON-LSTM code's structure (yikangshen/Ordered-Neurons: a Python loop
       over time steps of an ONLSTMCell, DropConnect masks per batch), re-implemented below, or the real
       code with --original-repo. Target: ≥ 10×.
-  (c) distances (onlstm_cli.parser.sentence_distances) in sentences/s with the bundled 200/400 model, at
+  (c) distances (onlstm_cli.induction.parser.sentence_distances) in sentences/s with the bundled 200/400 model, at
       batch sizes 64, 256 and 1024. Target: ≥ 20,000.
   (d) trees on the device against trees on CPU for the 10,000-line input of bench_speed.py's parse
       benchmark: sentences whose trees differ, and how many of those differ only where two distances tie
@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_speed import LSTMLanguageModel  # noqa: E402
 from onlstm_cli import fast  # noqa: E402
-from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
 
 PTB_TEST_CANDIDATES = [ROOT.parent / "shared" / "data" / "ptb-lm" / "ptb.test.txt",
                        ROOT / "shared" / "data" / "ptb-lm" / "ptb.test.txt"]
@@ -283,7 +283,7 @@ def original_model(repo: Path | None, vocab: int, emb: int, hidden: int):
 # --- the training steps ------------------------------------------------------------------------------
 
 def onlstm_trainer(model, batch):
-    """onlstm_cli/train.py's step: detached state, loss without logits, backward, clip, SGD."""
+    """onlstm_cli/lm/train.py's step: detached state, loss without logits, backward, clip, SGD."""
     params = list(model.parameters())
     optimizer = torch.optim.SGD(params, lr=LR, weight_decay=WEIGHT_DECAY)
     state = [None]
@@ -423,7 +423,7 @@ def load_bundled(device: torch.device):
 
 
 def bench_distances(args, device, lines) -> list:
-    from onlstm_cli.parser import prepare, sentence_distances
+    from onlstm_cli.induction.parser import prepare, sentence_distances
     loaded = load_bundled(device)
     sentences = [prepare(loaded, line, pretokenized=True)[1] for line in lines if line.strip()]
     cfg = loaded.config
@@ -459,7 +459,7 @@ def order_flips(a, b):
 def bench_trees(args, device, lines) -> list:
     """`onlstm parse --pretokenized` of the lines on the device and on CPU: compare trees. On a CPU-only
     smoke run the device side is the torch cell, the CPU side the default backend."""
-    from onlstm_cli.parser import ModelCache, parse_lines
+    from onlstm_cli.induction.parser import ModelCache, parse_lines
     pinned = "torch" if device.type == "cpu" else None
     with fast.forced(cell=pinned) if pinned else _nothing():
         on_device = parse_lines(lines, model=str(BUNDLED_MODEL), cache=ModelCache(device.type, ensemble=False),

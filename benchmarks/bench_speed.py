@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, decoder_loss, size_kernel_cache  # noqa: E402
-from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -126,7 +126,7 @@ def bench_train(repeats: int, steps: int) -> list[tuple[str, float, str]]:
 def layer_rows(hidden: int, batch: int, repeats: int) -> list[tuple[str, float, str]]:
     """One recurrent layer alone (hidden → hidden, 70 steps, forward + backward), no LM around it, and the
     rate its matmuls alone would need: where nn.LSTM's figure is near a large matmul's, it is at the peak."""
-    from onlstm_cli.model import ONLSTMLayer
+    from onlstm_cli.lm.model import ONLSTMLayer
     torch.manual_seed(0)
     ours = ONLSTMLayer(hidden, hidden, 10, weight_drop=0.0).train()
     lstm = nn.LSTM(hidden, hidden)
@@ -175,8 +175,8 @@ def valid_sentences(n: int) -> list[list[str]]:
 
 def bench_distances(repeats: int) -> list[tuple[str, float, str]]:
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.parser import sentence_distances
-    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
     sentences = valid_sentences(1000)
     vocab = Vocabulary(sorted({w for s in sentences for w in s}))
     torch.manual_seed(0)

@@ -5,19 +5,19 @@ The CLI's functions are importable from here; torch is imported only when a torc
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ModelConfig": "config", "ONLSTMLanguageModel": "model", "cumax": "cell", "reference_layer": "cell",
-    "Tokenizer": "vocab", "Vocabulary": "vocab",
-    "TrainConfig": "config", "train_model": "train",
+    "ModelConfig": "config", "ONLSTMLanguageModel": "lm.model", "cumax": "lm.cell", "reference_layer": "lm.cell",
+    "Tokenizer": "text.vocab", "Vocabulary": "text.vocab",
+    "TrainConfig": "config", "train_model": "lm.train",
     "load_model": "modelfile", "save_model": "modelfile", "ModelFileError": "modelfile",
-    "build_tree": "trees", "tree_spans": "trees",
-    "read_gold": "formats", "to_bracket": "formats",
-    "sentence_f1": "metrics", "evaluate": "metrics",
-    "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "span_parser",
-    "self_train": "self_training",
-    "RecipeConfig": "config", "run_recipe": "recipe",
+    "build_tree": "induction.trees", "tree_spans": "induction.trees",
+    "read_gold": "text.formats", "to_bracket": "text.formats",
+    "sentence_f1": "evaluation.metrics", "evaluate": "evaluation.metrics",
+    "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "induction.span_parser",
+    "self_train": "induction.self_training",
+    "RecipeConfig": "config", "run_recipe": "induction.recipe",
     "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api",
-    "parse_lines": "parser", "sentence_distances": "parser", "resolve_model": "parser",
-    "parse_in_workers": "parallel", "model_info": "info",
+    "parse_lines": "induction.parser", "sentence_distances": "induction.parser", "resolve_model": "induction.parser",
+    "parse_in_workers": "induction.parallel", "model_info": "info",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

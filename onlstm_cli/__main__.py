@@ -1,3 +1,3 @@
-from .cli import main
+from onlstm_cli.cli.commands import main
 
 main()

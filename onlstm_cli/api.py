@@ -25,10 +25,10 @@ from pathlib import Path
 from nltk.parse.api import ParserI
 from nltk.tree import Tree as NltkTree
 
-from .coverage import coverage_warning
-from .parser import BUNDLED_MODELS, ModelCache, ParsedSentence, ParseError, parse_lines, resolve_model, \
-    without_controls
-from .trees import SPLIT_RULES, Tree, fold_tree
+from onlstm_cli.text.coverage import coverage_warning
+from onlstm_cli.induction.parser import (BUNDLED_MODELS, ModelCache, ParsedSentence, ParseError, parse_lines,
+                                         resolve_model, without_controls)
+from onlstm_cli.induction.trees import SPLIT_RULES, Tree, fold_tree
 
 Sentence = str | Sequence[str]  # a line of text, or its tokens
 BLOCK = 2048  # lines parsed as one piece when input is plentiful (a file, a full pipe)
@@ -62,7 +62,7 @@ class ParseTree(NltkTree):
     __hash__ = None
 
     def _repr_svg_(self) -> str:
-        from .draw import sentence_svg
+        from onlstm_cli.pictures.draw import sentence_svg
         words, shape = words_and_shape(self)
         distances = self.distances if self.distances is not None and len(self.distances) == len(words) else None
         return sentence_svg(words, shape if words else None, distances)

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import torch
 
-from .errors import OnlstmError
-from .model import ModelConfig, ONLSTMLanguageModel
-from .vocab import Tokenizer, Vocabulary
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
+from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
 MODEL_FORMAT = "onlstm-model"
 CHECKPOINT_FORMAT = "onlstm-checkpoint"
@@ -340,8 +340,8 @@ def check_model_section(archive: dict, where: str) -> None:
 
 
 def check_span_parser_section(section, vocab_size: int, where: str) -> None:
-    from .config import SpanParserConfig
-    from . import span_parser
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.induction import span_parser
     if not isinstance(section, dict):
         raise ModelFileError(f"{where}: its span parser is damaged: not a section of the file")
     check_declared_sizes(section, f"{where} (span parser)", r"lstm\.weight_ih_l(\d+)",
@@ -401,8 +401,8 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
 
 
 def span_parser_from_archive(section, vocab_size: int, path: str):
-    from .config import SpanParserConfig
-    from .span_parser import SpanParser
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.induction.span_parser import SpanParser
     try:
         config = SpanParserConfig(**section["config"])
         parser = SpanParser(config)

@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from onlstm_cli.formats import to_bracket  # noqa: E402
+from onlstm_cli.text.formats import to_bracket  # noqa: E402
 from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
-from onlstm_cli.parser import parse_lines  # noqa: E402
+from onlstm_cli.induction.parser import parse_lines  # noqa: E402
 
 
 def main() -> None:
@@ -95,7 +95,7 @@ def main() -> None:
 
 
 def span_parser_rows(parser) -> list[str]:
-    """The rows of a self-trained file's span parser (onlstm_cli/span_parser.py, self_training.py)."""
+    """The rows of a self-trained file's span parser (onlstm_cli/induction/span_parser.py, self_training.py)."""
     c, meta = parser.config, parser.meta
     train = meta.get("train", {})
     teachers = meta.get("teacher")

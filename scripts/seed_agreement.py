@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.metrics import sentence_f1  # noqa: E402
-from onlstm_cli.parser import ModelCache, parse_lines  # noqa: E402
-from onlstm_cli.trees import tree_spans  # noqa: E402
+from onlstm_cli.evaluation.metrics import sentence_f1  # noqa: E402
+from onlstm_cli.induction.parser import ModelCache, parse_lines  # noqa: E402
+from onlstm_cli.induction.trees import tree_spans  # noqa: E402
 
 
 def main() -> None:

@@ -5,7 +5,7 @@
 
 --member adds further models of the same shape (other seeds, or right-to-left models trained with
 --reverse); parsing then combines all models' distances per word, by --combine (mean, zscore or rank;
-see onlstm_cli.parser.sentence_distances), as an average weighted by --weights (one per model, the
+see onlstm_cli.induction.parser.sentence_distances), as an average weighted by --weights (one per model, the
 first included; equal by default).
 The parse layer, split rule and ensembling may be chosen on development trees; the card says so.
 """

@@ -15,12 +15,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.formats import read_gold  # noqa: E402
-from onlstm_cli.metrics import evaluate  # noqa: E402
+from onlstm_cli.text.formats import read_gold  # noqa: E402
+from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.self_training import teacher_spans  # noqa: E402
-from onlstm_cli.span_parser import cky  # noqa: E402
-from onlstm_cli.trees import build_tree  # noqa: E402
+from onlstm_cli.induction.self_training import teacher_spans  # noqa: E402
+from onlstm_cli.induction.span_parser import cky  # noqa: E402
+from onlstm_cli.induction.trees import build_tree  # noqa: E402
 
 
 def consensus_trees(models: list, gold) -> list:

@@ -6,8 +6,8 @@ import pytest
 from nltk.parse.api import ParserI
 
 from onlstm_cli import Parser
-from onlstm_cli.formats import to_bracket
-from onlstm_cli.parser import parse_lines
+from onlstm_cli.text.formats import to_bracket
+from onlstm_cli.induction.parser import parse_lines
 
 LINES = ["The cat sat on the mat.", "A dog saw a bird near the house.", "", "Hello , world !"]
 

@@ -40,7 +40,7 @@ def test_the_cpu_smoke_mode_prints_every_part(bench, capsys):
 def test_the_original_code_structure_computes_the_onlstm_cell(bench):
     """The re-implemented original cell (overlap formulation, cumsoftmax) is the paper's cell: the same
     outputs as cell.reference_layer with the gate rows permuted into onlstm's layout."""
-    from onlstm_cli.cell import reference_layer
+    from onlstm_cli.lm.cell import reference_layer
     torch.manual_seed(0)
     cell = bench.OriginalONLSTMCell(6, 20, 4).eval()
     x, h, c = torch.randn(3, 2, 6), torch.zeros(2, 20), torch.zeros(2, 5, 4)

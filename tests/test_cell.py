@@ -1,4 +1,4 @@
-"""The ON-LSTM maths (onlstm_cli/cell.py): cumax, the master gates, the cell update, distances."""
+"""The ON-LSTM maths (onlstm_cli/lm/cell.py): cumax, the master gates, the cell update, distances."""
 from __future__ import annotations
 
 import itertools
@@ -6,7 +6,7 @@ import itertools
 import pytest
 import torch
 
-from onlstm_cli.cell import cell_update, cumax, forget_distance, master_input_gate
+from onlstm_cli.lm.cell import cell_update, cumax, forget_distance, master_input_gate
 
 SHAPES = [(7,), (3, 5), (2, 4, 10), (1, 1, 1, 3)]
 HARD = 1000.0  # softmax of HARD·onehot is an exact one-hot in float64 (exp(−1000) underflows to 0)

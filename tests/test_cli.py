@@ -11,7 +11,7 @@ import nltk
 import pytest
 
 from conftest import FIXTURES, REPO, write_corpus
-from onlstm_cli.cli import app
+from onlstm_cli.cli.commands import app
 
 GOLD = FIXTURES / "cli_gold.trees"
 PRED = FIXTURES / "cli_pred.trees"
@@ -222,8 +222,8 @@ def test_parse_crlf_input(runner, model):
 
 
 def test_parse_parentheses_are_escaped_in_brackets(runner, model):
-    from onlstm_cli.formats import from_bracket
-    from onlstm_cli.trees import tree_leaves
+    from onlstm_cli.text.formats import from_bracket
+    from onlstm_cli.induction.trees import tree_leaves
     result = run(runner, ["parse", "--model", model, "--format", "bracket", "--pretokenized"], input="f ( x )\n")
     assert result.exit_code == 0, result.output
     line = result.stdout.strip()
@@ -424,7 +424,7 @@ def test_train_resume_of_a_model_file_fails_cleanly(runner, tmp_path, tiny_model
 
 
 def test_train_interrupted_via_cli(runner, tmp_path, monkeypatch):
-    from onlstm_cli.train import LineReporter
+    from onlstm_cli.lm.train import LineReporter
 
     def interrupt(self, *args):
         raise KeyboardInterrupt
@@ -455,7 +455,7 @@ def test_train_unknown_tokenizer_is_a_user_error(runner, tmp_path):
 
 
 def test_rich_reporter_accepts_progress_calls():
-    from onlstm_cli.train_report import RichReporter
+    from onlstm_cli.lm.train_report import RichReporter
     reporter = RichReporter()
     with reporter:
         reporter.start_epoch(1, 100)

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from onlstm_cli.cli import app
+from onlstm_cli.cli.commands import app
 
 from test_cli import REPO, assert_user_error, run
 

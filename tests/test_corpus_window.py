@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import torch
 
-from onlstm_cli.corpus import TokenColumns, open_token_file, write_token_file
+from onlstm_cli.text.corpus import TokenColumns, open_token_file, write_token_file
 
 KEY = {"corpus": "test"}
 
@@ -34,7 +34,7 @@ def test_batch_size_one_gives_no_torch_warning(tmp_path):
     """torch warns once per process, so this runs in a fresh one, with every warning an error."""
     mapped_ids(tmp_path)
     code = ("import sys, numpy as np\n"
-            "from onlstm_cli.corpus import TokenColumns, open_token_file\n"
+            "from onlstm_cli.text.corpus import TokenColumns, open_token_file\n"
             "ids = open_token_file(sys.argv[1], {'corpus': 'test'})\n"
             "for batch_size in (1, 2):\n"
             "    TokenColumns(ids, batch_size).window(0, 3)\n")

@@ -16,10 +16,10 @@ import torch.distributed as dist
 from typer.testing import CliRunner
 
 from conftest import REPO, TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
-from onlstm_cli.cli import app
-from onlstm_cli.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
+from onlstm_cli.cli.commands import app
+from onlstm_cli.lm.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.train import TrainingError, checkpoint_path, train_model
+from onlstm_cli.lm.train import TrainingError, checkpoint_path, train_model
 
 pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
                                 reason="torch.distributed with gloo is not available")

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
+from onlstm_cli.pictures.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
                              split_order, write_svgs)
-from onlstm_cli.report_page import choose_examples, report_html, tree_from_spans
-from onlstm_cli.formats import read_gold
-from onlstm_cli.metrics import evaluate
-from onlstm_cli.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
+from onlstm_cli.pictures.report_page import choose_examples, report_html, tree_from_spans
+from onlstm_cli.text.formats import read_gold
+from onlstm_cli.evaluation.metrics import evaluate
+from onlstm_cli.induction.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -341,7 +341,7 @@ def test_report_page_without_layers_or_labels():
 
 
 def test_drawing_imports_nothing_heavy():
-    code = ("import sys, onlstm_cli.draw; "
+    code = ("import sys, onlstm_cli.pictures.draw; "
             "print(sorted(m for m in ('torch', 'rich', 'nltk', 'matplotlib', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

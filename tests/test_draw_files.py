@@ -1,5 +1,5 @@
 """Writing pictures and report pages safely (`parse -f svg --out-dir`, `evaluate --html`), the report's
-options, and the warning about a missing CJK font (onlstm_cli/picture_files.py)."""
+options, and the warning about a missing CJK font (onlstm_cli/pictures/picture_files.py)."""
 from __future__ import annotations
 
 import errno
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from onlstm_cli import picture_files
-from onlstm_cli.draw import write_svgs
+from onlstm_cli.pictures import picture_files
+from onlstm_cli.pictures.draw import write_svgs
 from onlstm_cli.errors import OnlstmError
-from onlstm_cli.trees import build_tree
+from onlstm_cli.induction.trees import build_tree
 from test_cli import run  # the CLI through typer's runner, never a traceback
 
 GOLD = FIXTURES / "draw_gold.trees"
@@ -40,7 +40,7 @@ def evaluation_never_runs(monkeypatch):
     """Make scoring fail loudly: a test that uses this shows a check came before the evaluation."""
     def refuse(*args, **kwargs):
         raise AssertionError("the evaluation ran")
-    monkeypatch.setattr("onlstm_cli.metrics.evaluate", refuse)
+    monkeypatch.setattr("onlstm_cli.evaluation.metrics.evaluate", refuse)
 
 
 # --- where pictures go ----------------------------------------------------------------------------
@@ -199,7 +199,8 @@ def test_no_warning_where_a_font_is_installed(runner, model, monkeypatch, fresh_
 def test_importing_asks_no_fonts(tmp_path):
     marker = tmp_path / "fc-list-ran"
     env = dict(os.environ, PATH=f"{fake_fc_list(tmp_path / 'bin', '', marker)}{os.pathsep}{os.environ['PATH']}")
-    code = "import onlstm_cli.draw, onlstm_cli.picture_files, onlstm_cli.report_page, onlstm_cli.cli"
+    code = ("import onlstm_cli.pictures.draw, onlstm_cli.pictures.picture_files, onlstm_cli.pictures.report_page, "
+            "onlstm_cli.cli.commands")
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     assert not marker.exists()
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from onlstm_cli import fast
-from onlstm_cli.cell import reference_layer
+from onlstm_cli.lm.cell import reference_layer
 from onlstm_cli.fast import ckernel, onednn, recurrence, shared_backward
 from onlstm_cli.fast.loss import LOSS_CHUNK_ROWS, DecoderCrossEntropy
 from onlstm_cli.fast.recurrence import LayerFunction
-from onlstm_cli.model import ONLSTMLayer, drop_connect
+from onlstm_cli.lm.model import ONLSTMLayer, drop_connect
 
 
 def fast_layer(x_gates, w_hh, h0, c0, chunk, rule):
@@ -259,7 +259,7 @@ def kernel_cache_settings(code: str, **env_vars) -> list[str]:
     import sys
     names = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
     env = {k: v for k, v in os.environ.items() if k not in names and not k.startswith("_ONLSTM_SET_")}
-    script = (f"import os, torch, onlstm_cli.model, onlstm_cli.fast as f; {code}; "
+    script = (f"import os, torch, onlstm_cli.lm.model, onlstm_cli.fast as f; {code}; "
               f"print(*(os.environ.get(n, '-') for n in {names!r}))")
     run = subprocess.run([sys.executable, "-c", script], env={**env, **env_vars}, capture_output=True, text=True,
                          check=True)
@@ -547,8 +547,12 @@ def fast_module_imports() -> dict[str, set[str]]:
     for path in folder.glob("*.py"):
         imported = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                imported |= {node.module} if node.module else {alias.name for alias in node.names}
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = node.module or ""
+            if node.level == 1 or module == "onlstm_cli.fast" or module.startswith("onlstm_cli.fast."):
+                inside = module.removeprefix("onlstm_cli.fast").lstrip(".") if node.level == 0 else module
+                imported |= {inside.split(".")[0]} if inside else {alias.name for alias in node.names}
         graph[path.stem] = imported & names
     return graph
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from onlstm_cli.formats import (
+from onlstm_cli.text.formats import (
     GoldFormatError,
     TreeTooDeepError,
     from_bracket,
@@ -21,7 +21,7 @@ from onlstm_cli.formats import (
     to_nltk,
     to_rich,
 )
-from onlstm_cli.trees import build_tree, right_branching, tree_leaves
+from onlstm_cli.induction.trees import build_tree, right_branching, tree_leaves
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHINESE = ["爱", ["真的", ["需要", "勇气"]]]
@@ -284,7 +284,7 @@ def test_bracket_keeps_a_trailing_backslash_word_whole():
 def test_json_never_holds_nan():
     import json
 
-    from onlstm_cli.formats import to_json
+    from onlstm_cli.text.formats import to_json
     line = to_json(["a", ["b", "c"]], [1.5, float("nan"), float("inf")])
     assert "NaN" not in line and "Infinity" not in line
     assert json.loads(line)["distances"] == [1.5, None, None]

@@ -2,14 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.formats import read_gold
-from onlstm_cli.metrics import (
+from onlstm_cli.text.formats import read_gold
+from onlstm_cli.evaluation.metrics import (
     best_binary_f1,
     corpus_f1,
     evaluate,
     sentence_f1,
 )
-from onlstm_cli.trees import baseline_trees, tree_spans
+from onlstm_cli.induction.trees import baseline_trees, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"

@@ -1,12 +1,12 @@
-"""The language model (onlstm_cli/model.py): paths agree, caches follow weight changes, regularisers."""
+"""The language model (onlstm_cli/lm/model.py): paths agree, caches follow weight changes, regularisers."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-import onlstm_cli.model as model_module
+import onlstm_cli.lm.model as model_module
 from onlstm_cli.fast import onednn
-from onlstm_cli.model import LockedDropout, ModelConfig, ONLSTMLanguageModel
+from onlstm_cli.lm.model import LockedDropout, ModelConfig, ONLSTMLanguageModel
 
 # --- the language model --------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from onlstm_cli.model import ModelConfig, ONLSTMLanguageModel
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import (
     CHECKPOINT_FORMAT,
     FORMAT_VERSION,
@@ -22,7 +22,7 @@ from onlstm_cli.modelfile import (
     save_model,
     with_members,
 )
-from onlstm_cli.vocab import Tokenizer, Vocabulary
+from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
 
@@ -348,7 +348,7 @@ def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
 
 def test_a_model_with_non_finite_weights_is_never_saved_nor_loaded(tmp_path):
     from onlstm_cli.modelfile import ModelFileError, model_archive, save_model
-    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
     model = ONLSTMLanguageModel(ModelConfig(vocab_size=12, emb_size=20, hidden_size=40, chunk_size=5))
     vocab = Vocabulary([f"w{k}" for k in range(10)])
     with torch.no_grad():
@@ -416,7 +416,7 @@ def nothing_allocated(monkeypatch):
     """Once called, fails the test if a language model or span parser is built anywhere but on the meta
     device, where shapes take no memory: a hostile file must be refused before its sizes are allocated."""
     import onlstm_cli.modelfile as modelfile
-    import onlstm_cli.span_parser as span_parser
+    import onlstm_cli.induction.span_parser as span_parser
 
     def guarded(real):
         def build(config):
@@ -447,7 +447,7 @@ def looped() -> list:
 
 def with_span_parser(archive: dict, **overrides) -> dict:
     from onlstm_cli.config import SpanParserConfig
-    from onlstm_cli.span_parser import SpanParser
+    from onlstm_cli.induction.span_parser import SpanParser
     config = SpanParserConfig(vocab_size=len(WORDS) + 2, emb_size=8, hidden_size=6, n_layers=2, mlp_size=5)
     section = {"config": config.to_dict(), "state_dict": dict(SpanParser(config).state_dict()), "meta": {}}
     section["config"].update(overrides)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from onlstm_cli import parser as parser_module, span_parser
+from onlstm_cli.induction import parser as parser_module
+from onlstm_cli.induction import span_parser
 from onlstm_cli.config import SpanParserConfig
 from onlstm_cli.fast import span as fast_span
-from onlstm_cli.span_parser import SpanParser, cky, padded, span_distances, tree_heights
-from onlstm_cli.trees import build_tree, random_tree
+from onlstm_cli.induction.span_parser import SpanParser, cky, padded, span_distances, tree_heights
+from onlstm_cli.induction.trees import build_tree, random_tree
 
 
 def random_sentences(count: int, vocab: int, seed: int, longest: int = 14) -> list[list[int]]:
@@ -67,7 +68,7 @@ def test_tree_heights_rebuild_every_tree_with_the_symmetric_rule():
 def student(tmp_path_factory, tiny_model_path, tiny_corpus) -> Path:
     from onlstm_cli.config import SelfTrainConfig
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import self_train
+    from onlstm_cli.induction.self_training import self_train
     teacher = load_model(tiny_model_path)
     out = tmp_path_factory.mktemp("scaling") / "student.onlstm"
     self_train(tiny_corpus["train"], out, teacher, tiny_corpus["valid"],
@@ -77,7 +78,7 @@ def student(tmp_path_factory, tiny_model_path, tiny_corpus) -> Path:
 
 
 def test_a_sentence_too_long_for_cky_gets_its_language_models_tree(student, monkeypatch):
-    from onlstm_cli.parser import ModelCache, parse_lines, sentence_distances
+    from onlstm_cli.induction.parser import ModelCache, parse_lines, sentence_distances
     line = "the cat sat on the mat and the dog ran to the park"
     loaded = ModelCache().get(student)
     words = line.split()
@@ -89,7 +90,7 @@ def test_a_sentence_too_long_for_cky_gets_its_language_models_tree(student, monk
 
 
 def test_an_absurdly_long_line_is_refused_and_the_others_are_answered(model, runner, monkeypatch):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     monkeypatch.setattr(parser_module, "MAX_SENTENCE_WORDS", 6)
     result = runner.invoke(app, ["parse", "-m", model, "-f", "bracket"],
                            input="the cat sat\n" + "word " * 7 + "\nthe dog ran\n")
@@ -115,7 +116,7 @@ def test_jobs_give_the_output_of_one_process_byte_for_byte(student, tiny_corpus)
 
 @pytest.mark.parametrize("jobs", ["0", "-3", "100000"])
 def test_a_bad_jobs_count_is_a_one_line_error(model, runner, jobs):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     result = runner.invoke(app, ["parse", "-m", model, "-j", jobs], input="the cat\n")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "--jobs" in result.stderr
@@ -169,7 +170,7 @@ def test_ctrl_c_ends_every_worker_with_exit_130(model):
 
 def test_parser_refuses_an_absurd_sentence_in_one_line_and_parses_the_others(model, monkeypatch):
     from onlstm_cli import Parser
-    from onlstm_cli.parser import ParseError
+    from onlstm_cli.induction.parser import ParseError
     monkeypatch.setattr(parser_module, "MAX_SENTENCE_WORDS", 6)
     parser = Parser.load(model)
     with pytest.raises(ParseError, match="7 words, more than the 6 a sentence may have"):

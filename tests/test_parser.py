@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.parser import (
+from onlstm_cli.induction.parser import (
     BUNDLED_MODELS,
     combine_distances,
     ModelCache,
@@ -21,7 +21,7 @@ from onlstm_cli.parser import (
     sentence_distances,
     standard_scores,
 )
-from onlstm_cli.trees import build_tree, tree_leaves
+from onlstm_cli.induction.trees import build_tree, tree_leaves
 
 SENTENCES = [
     ["the", "cat", "sat", "on", "the", "mat"],
@@ -47,7 +47,7 @@ def test_batched_distances_equal_one_at_a_time(tiny_loaded, batch_size):
 def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(tiny_loaded, monkeypatch):
     import torch
 
-    import onlstm_cli.parser as parser_module
+    import onlstm_cli.induction.parser as parser_module
     from onlstm_cli import fast
     before = torch.get_num_threads()
     pools = []
@@ -211,7 +211,7 @@ def test_parse_known_punctuation_is_fed(tmp_path, tiny_corpus):
     """Punctuation that is in the vocabulary (a --keep-punct model) is read by the model."""
     from conftest import TINY_MODEL, QuietReporter, tiny_train_config
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.train import train_model
+    from onlstm_cli.lm.train import train_model
     out = tmp_path / "punct.onlstm"
     train_model(tiny_corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), keep_punct=True,
                 reporter=QuietReporter())

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
-from onlstm_cli.span_parser import SpanParser, cky, split_heights, trainable_spans
-from onlstm_cli.trees import build_tree, tree_spans
+from onlstm_cli.induction.span_parser import SpanParser, cky, split_heights, trainable_spans
+from onlstm_cli.induction.trees import build_tree, tree_spans
 
 
 def all_binary_span_sets(i: int, j: int):
@@ -65,7 +65,7 @@ def test_span_scores_of_a_sentence_do_not_depend_on_the_batch_padding():
 @pytest.fixture(scope="module")
 def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import self_train
+    from onlstm_cli.induction.self_training import self_train
     out = tmp_path_factory.mktemp("student") / "student.onlstm"
     self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"],
                SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=16,
@@ -77,10 +77,10 @@ def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
 def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, tiny_corpus):
     """Trained on the teacher's trees, the student agrees with them on the validation text far more than
     right-branching trees do."""
-    from onlstm_cli.corpus import read_corpus
-    from onlstm_cli.metrics import sentence_f1
+    from onlstm_cli.text.corpus import read_corpus
+    from onlstm_cli.evaluation.metrics import sentence_f1
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.parser import sentence_distances
+    from onlstm_cli.induction.parser import sentence_distances
     teacher, student = load_model(tiny_model_path), load_model(student_path)
     sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
     wanted = [build_tree(d, s, teacher.split) for d, s in zip(sentence_distances(teacher, sentences), sentences)]
@@ -95,7 +95,7 @@ def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, ti
 
 def test_a_self_trained_file_parses_with_its_span_parser_and_keeps_its_language_model(student_path, runner):
     from onlstm_cli.api import Parser
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from onlstm_cli.modelfile import load_model
     loaded = load_model(student_path)
     assert loaded.span_parser is not None and loaded.span_parser.meta["epochs"] >= 1
@@ -113,7 +113,7 @@ def test_a_self_trained_file_parses_with_its_span_parser_and_keeps_its_language_
 def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(student_path, runner):
     import json
 
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from tests.conftest import FIXTURES
     result = runner.invoke(app, ["evaluate", "-g", str(FIXTURES / "cli_gold.trees"), "-m", str(student_path),
                                  "--all-layers", "--json"])
@@ -127,7 +127,7 @@ def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(stude
 
 def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import self_train
+    from onlstm_cli.induction.self_training import self_train
     config = SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=8,
                               mlp_size=8)
     out = tmp_path / "s.onlstm"
@@ -146,7 +146,7 @@ def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpu
 
 
 def test_train_teacher_needs_validation_text(runner, model, tiny_corpus, tmp_path):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "-o", str(tmp_path / "s.onlstm")])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
@@ -154,7 +154,7 @@ def test_train_teacher_needs_validation_text(runner, model, tiny_corpus, tmp_pat
 
 
 def test_train_teacher_refuses_a_language_models_checkpoint(runner, model, tiny_corpus, tmp_path):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from onlstm_cli.modelfile import atomic_save
     checkpoint = tmp_path / "lm.ckpt"
     archive = torch.load(model, weights_only=True)
@@ -179,7 +179,7 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
     import subprocess
     import sys
 
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from tests.conftest import FIXTURES, REPO
     gold = FIXTURES / "cli_gold.trees"
     got = subprocess.run([sys.executable, "scripts/seed_spread.py", "--gold", str(gold), str(student_path),
@@ -196,9 +196,9 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
 
 
 def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
-    from onlstm_cli.corpus import read_corpus
+    from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import teacher_spans
+    from onlstm_cli.induction.self_training import teacher_spans
     first, second = load_model(tiny_model_path), load_model(tiny_model_path)
     second.parse_layer = 3  # another tree for many sentences
     sentences = read_corpus(tiny_corpus["valid"], first.tokenizer)
@@ -211,7 +211,7 @@ def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
 
 
 def test_train_with_two_teachers_from_the_command_line(runner, model, tiny_corpus, tmp_path):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from onlstm_cli.modelfile import load_model
     out = tmp_path / "s.onlstm"
     result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "--teacher", model,
@@ -225,7 +225,7 @@ def test_model_card_describes_the_span_parser_and_its_scores(student_path, runne
     import subprocess
     import sys
 
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from tests.conftest import FIXTURES, REPO
     report = runner.invoke(app, ["evaluate", "-g", str(FIXTURES / "cli_gold.trees"), "-m", str(student_path),
                                  "--json"]).stdout
@@ -246,7 +246,7 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
     import subprocess
     import sys
 
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     from tests.conftest import FIXTURES, REPO
     gold = FIXTURES / "cli_gold.trees"
     got = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path)],
@@ -260,7 +260,7 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
 def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
     from onlstm_cli.api import Parser
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.parser import resolve_model
+    from onlstm_cli.induction.parser import resolve_model
     for name, text in (("en", "The cat sat on the mat ."), ("zh", "爱真的需要勇气")):
         assert load_model(resolve_model(name)).span_parser is not None
         distances = Parser.load(name).distances(text)
@@ -271,7 +271,7 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
 
 def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import self_train
+    from onlstm_cli.induction.self_training import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
@@ -283,9 +283,9 @@ def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny
 
 def test_resume_into_another_run_is_refused_before_the_teachers_parse(student_path, tiny_model_path, tiny_corpus,
                                                                       tmp_path):
-    from onlstm_cli.corpus import TrainingError
+    from onlstm_cli.text.corpus import TrainingError
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.self_training import self_train
+    from onlstm_cli.induction.self_training import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
     lines = []
@@ -321,8 +321,8 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
 
 def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.parser import sentence_distances
-    from onlstm_cli.self_training import teacher_spans
+    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.induction.self_training import teacher_spans
     student = load_model(student_path)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]
     own = sentence_distances(student, sentences)  # the span parser's split heights

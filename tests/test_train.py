@@ -14,7 +14,7 @@ import torch
 from typer.testing import CliRunner
 
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
-from onlstm_cli.corpus import (
+from onlstm_cli.text.corpus import (
     DEFAULT_MAX_VOCAB,
     batchify,
     build_vocab,
@@ -23,12 +23,12 @@ from onlstm_cli.corpus import (
     read_corpus,
     token_stream,
 )
-from onlstm_cli.model import ModelConfig
+from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.run_checks import token_file_path
-from onlstm_cli.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, train_model
-from onlstm_cli.train_report import duration_text, estimate_line, run_eta
-from onlstm_cli.vocab import Tokenizer
+from onlstm_cli.lm.run_checks import token_file_path
+from onlstm_cli.lm.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, train_model
+from onlstm_cli.lm.train_report import duration_text, estimate_line, run_eta
+from onlstm_cli.text.vocab import Tokenizer
 
 
 @pytest.fixture
@@ -104,16 +104,16 @@ def test_the_ranks_columns_are_those_of_one_process_with_the_global_batch():
 
 
 def test_the_training_text_is_never_read_whole(corpus, tmp_path, monkeypatch):
-    import onlstm_cli.corpus
-    import onlstm_cli.train
-    import onlstm_cli.train_setup
-    whole = onlstm_cli.corpus.read_corpus
+    import onlstm_cli.text.corpus
+    import onlstm_cli.lm.train
+    import onlstm_cli.lm.train_setup
+    whole = onlstm_cli.text.corpus.read_corpus
 
     def read_small_text(path, *args, **kwargs):
         assert path != corpus["train"], "the training text was read into memory"
         return whole(path, *args, **kwargs)
 
-    for module in (onlstm_cli.corpus, onlstm_cli.train, onlstm_cli.train_setup):
+    for module in (onlstm_cli.text.corpus, onlstm_cli.lm.train, onlstm_cli.lm.train_setup):
         monkeypatch.setattr(module, "read_corpus", read_small_text)
     out = tmp_path / "m.onlstm"
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(), valid=corpus["valid"],
@@ -399,15 +399,15 @@ def test_loss_log_has_a_line_per_step(corpus, tmp_path):
 
 def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     """`onlstm train CORPUS` without options trains with ModelConfig's and TrainConfig's defaults."""
-    import onlstm_cli.train
-    from onlstm_cli.cli import app
+    import onlstm_cli.lm.train
+    from onlstm_cli.cli.commands import app
     seen = {}
 
     def fake_train_model(corpus, out, model_config, train_config, **kwargs):
         seen.update(model_config=model_config, train_config=train_config, **kwargs)
         return TrainResult(str(out), str(checkpoint_path(out)), 1.0, None)
 
-    monkeypatch.setattr(onlstm_cli.train, "train_model", fake_train_model)
+    monkeypatch.setattr(onlstm_cli.lm.train, "train_model", fake_train_model)
     result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm")])
     assert result.exit_code == 0, result.output
     model_defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"}
@@ -434,7 +434,7 @@ def test_a_right_to_left_model_trains_on_each_sentence_reversed(corpus, tmp_path
 
 
 def test_a_character_model_trains_on_characters_and_parses_words(tmp_path):
-    from onlstm_cli.cli import app
+    from onlstm_cli.cli.commands import app
     corpus = tmp_path / "zh.txt"
     corpus.write_text("\n".join(["我爱北京天安门", "苹果的颜色是什么", "爱真的需要勇气", "他们在学校学习"] * 30) + "\n",
                       encoding="utf-8")
@@ -528,7 +528,7 @@ def test_run_eta_and_the_estimate_line():
 
 def test_a_progress_line_gives_the_eta_of_the_run_and_of_the_epoch():
     import io
-    from onlstm_cli.train import LineReporter
+    from onlstm_cli.lm.train import LineReporter
     reporter = LineReporter(io.StringIO(), every_s=0)
     reporter.start_epoch(2, 800_000)
     reporter.progress(2, 200_000, 4.5, 3000.0, 3000.0)  # 600,000 tokens left in the epoch at 3000 tokens/s
@@ -550,8 +550,8 @@ def test_the_end_summary_says_what_the_model_file_is(tmp_path):
 
 
 def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, monkeypatch):
-    from onlstm_cli.cli import app
-    from onlstm_cli.train import LineReporter
+    from onlstm_cli.cli.commands import app
+    from onlstm_cli.lm.train import LineReporter
 
     def terminated(self, *args):
         os.kill(os.getpid(), signal.SIGTERM)
@@ -571,8 +571,8 @@ def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, 
 def test_no_function_of_the_training_loop_is_long():
     """Issue 24: the loop reads as small steps; train.py stays short."""
     import ast
-    import onlstm_cli.train
-    source = Path(onlstm_cli.train.__file__).read_text(encoding="utf-8")
+    import onlstm_cli.lm.train
+    source = Path(onlstm_cli.lm.train.__file__).read_text(encoding="utf-8")
     assert len(source.splitlines()) < 600
     long = [node.name for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 80]

@@ -24,7 +24,7 @@ pytest.importorskip("triton", reason="triton is not installed (pip install 'onls
 
 from onlstm_cli.fast import triton_cell  # noqa: E402
 from onlstm_cli import fast  # noqa: E402
-from onlstm_cli.cell import reference_layer  # noqa: E402
+from onlstm_cli.lm.cell import reference_layer  # noqa: E402
 from onlstm_cli.fast import Backend  # noqa: E402
 from onlstm_cli.fast.recurrence import LayerFunction, inference_layer  # noqa: E402
 
@@ -152,7 +152,7 @@ def test_kernels_compile_for_a_gpu_without_one():
 # --- the whole model through the Triton cell -----------------------------------------------------
 
 def tiny_config(**overrides):
-    from onlstm_cli.model import ModelConfig
+    from onlstm_cli.lm.model import ModelConfig
     options = dict(vocab_size=17, emb_size=12, hidden_size=20, n_layers=3, chunk_size=4, dropout=0.0,
                    dropout_h=0.0, dropout_i=0.0, dropout_e=0.0, weight_drop=0.0)
     options.update(overrides)
@@ -171,10 +171,10 @@ def test_the_gpu_path_of_the_model_on_cpu(monkeypatch):
     """What `--device cuda` runs (Triton cell, plain products, torch dropout masks and loss), here on CPU
     through the interpreter: a tiny LM's loss and gradients against the step-by-step reference, and
     parsing's distances (the padded, unpacked path) against the C or torch cell's."""
-    from onlstm_cli.model import ONLSTMLanguageModel
+    from onlstm_cli.lm.model import ONLSTMLanguageModel
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.parser import sentence_distances
-    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
     torch.manual_seed(0)
     model = ONLSTMLanguageModel(tiny_config()).train()
     tokens = torch.randint(0, 17, (6, 2))
@@ -209,7 +209,7 @@ def test_a_tiny_lm_on_cuda_matches_cpu():
     """loss.backward of a tiny LM on the GPU (Triton cell) against the same LM on CPU, to 1e-4."""
     import copy
 
-    from onlstm_cli.model import ONLSTMLanguageModel
+    from onlstm_cli.lm.model import ONLSTMLanguageModel
     torch.manual_seed(0)
     cpu_model = ONLSTMLanguageModel(tiny_config(emb_size=10, hidden_size=30, chunk_size=5)).train()
     gpu_model = copy.deepcopy(cpu_model).cuda()
@@ -227,10 +227,10 @@ def test_distances_on_cuda_match_cpu():
     CPU (the C cell's packed path, or the torch cell) for a tiny model, to 1e-4."""
     import copy
 
-    from onlstm_cli.model import ONLSTMLanguageModel
+    from onlstm_cli.lm.model import ONLSTMLanguageModel
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.parser import sentence_distances
-    from onlstm_cli.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
     torch.manual_seed(0)
     vocab = Vocabulary([f"w{k}" for k in range(12)])
     model = ONLSTMLanguageModel(tiny_config(vocab_size=len(vocab), emb_size=10, hidden_size=30, chunk_size=5))

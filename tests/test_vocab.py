@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onlstm_cli.vocab import (
+from onlstm_cli.text.vocab import (
     EOS,
     UNK,
     Tokenizer,
@@ -164,7 +164,7 @@ def test_old_model_files_tokenize_as_before():
     """A file keeps its tokenizer: the bundled models (ptb, jieba) and a file trained with "whitespace"
     before "unicode" existed split exactly as they did."""
     from onlstm_cli.modelfile import read_archive
-    from onlstm_cli.parser import resolve_model
+    from onlstm_cli.induction.parser import resolve_model
     kinds = {name: read_archive(resolve_model(name))["tokenizer"] for name in ("en", "zh", "zh-st")}
     assert {name: t["kind"] for name, t in kinds.items()} == {"en": "ptb", "zh": "jieba", "zh-st": "jieba"}
     line = 'The cat sat. "Don\'t go," she said (quietly)...'
@@ -290,7 +290,7 @@ def test_duplicates_rejected():
 
 
 def test_a_character_tokenizer_reads_cjk_words_a_character_at_a_time(tmp_path):
-    from onlstm_cli.corpus import iter_sentences
+    from onlstm_cli.text.corpus import iter_sentences
     chars = Tokenizer("jieba", characters=True)
     assert chars.units("北京") == ["北", "京"]
     assert chars.units("N") == ["N"] and chars.units("abc") == ["abc"]  # only CJK words are cut

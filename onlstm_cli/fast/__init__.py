@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..cell import MASTER_INPUT_RULES
-from . import ckernel, onednn
-from .onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
-from .recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
-from .span import span_trees
+from onlstm_cli.lm.cell import MASTER_INPUT_RULES
+from onlstm_cli.fast import ckernel, onednn
+from onlstm_cli.fast.onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
+from onlstm_cli.fast.recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
+from onlstm_cli.fast.span import span_trees
 
 
 # A child forked from a process whose OpenMP team has run (any parse or training step here) hangs in its
@@ -124,7 +124,7 @@ def c_cell_works() -> bool:
 def triton_cell_works() -> bool:
     """Whether triton is installed, a GPU is there, and the Triton cell agrees with the torch path."""
     try:
-        from . import triton_cell
+        from onlstm_cli.fast import triton_cell
     except ImportError:
         return False
     if not (triton_cell.available() and torch.cuda.is_available()):
@@ -223,7 +223,7 @@ def decoder_loss(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
         raise IndexError(f"target word ids must lie in [0, {vocab})")
     backend = backend_of(hidden)
     if backend.onednn and backend.cell == "c" and targets.dtype == torch.int64:
-        from .loss import DecoderCrossEntropy
+        from onlstm_cli.fast.loss import DecoderCrossEntropy
         # (needs_input_grad inside forward says True under no_grad too: validation would form gradients)
         want_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (hidden, weight, bias))
         total = DecoderCrossEntropy.apply(hidden.contiguous(), weight, bias, targets, want_grad)

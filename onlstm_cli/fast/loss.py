@@ -12,8 +12,8 @@ import threading
 
 import torch
 
-from . import ckernel
-from .onednn import mm, weight_grad
+from onlstm_cli.fast import ckernel
+from onlstm_cli.fast.onednn import mm, weight_grad
 
 LOSS_CHUNK_ROWS = 512  # logits are formed this many rows at a time (20 MB at a 10k vocabulary)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from ..cell import MASTER_INPUT_RULES
-from . import ckernel
-from .onednn import step_linear, step_weight, weight_grad
-from .shared_backward import next_dh
+from onlstm_cli.lm.cell import MASTER_INPUT_RULES
+from onlstm_cli.fast import ckernel
+from onlstm_cli.fast.onednn import step_linear, step_weight, weight_grad
+from onlstm_cli.fast.shared_backward import next_dh
 
 PACKED_ROWS = 64
 
@@ -197,7 +197,7 @@ def cell_functions(cell: str):
     if cell == "c":
         return c_steps, c_backward
     if cell == "triton":
-        from . import triton_cell
+        from onlstm_cli.fast import triton_cell
         return triton_cell.triton_steps, triton_cell.triton_backward
     return torch_steps, torch_backward
 

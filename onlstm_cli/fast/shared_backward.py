@@ -3,7 +3,7 @@ triton_cell.py's Triton cell). It lives apart from both so that neither cell mod
 recurrence.py picks the Triton cell, and the Triton cell must not need recurrence.py to be importable."""
 from __future__ import annotations
 
-from .onednn import step_linear
+from onlstm_cli.fast.onednn import step_linear
 
 
 def next_dh(dg, w_back, d_out, t: int, need_h0: bool):

@@ -8,7 +8,7 @@ import functools
 
 import torch
 
-from . import ckernel
+from onlstm_cli.fast import ckernel
 
 # The torch path's (sentences, n + 1, n + 1, width) hidden layer is built a few rows of spans at a time,
 # and its batches are cut so that their (n + 1)² tables stay under this many entries.
@@ -29,7 +29,7 @@ def span_trees(fenceposts: torch.Tensor, lengths: list[int], bias: torch.Tensor,
 
 
 def _torch_trees(fenceposts, lengths, bias, weight, out_bias) -> list[list[int]]:
-    from ..span_parser import cky
+    from onlstm_cli.induction.span_parser import cky
     trees: list[list[int]] = []
     start = 0
     while start < len(lengths):

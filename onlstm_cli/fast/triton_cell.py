@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import torch
 
-from ..cell import MASTER_INPUT_RULES
-from .onednn import step_linear, step_weight, weight_grad
-from .shared_backward import next_dh
+from onlstm_cli.lm.cell import MASTER_INPUT_RULES
+from onlstm_cli.fast.onednn import step_linear, step_weight, weight_grad
+from onlstm_cli.fast.shared_backward import next_dh
 
 try:
     import triton

@@ -5,8 +5,8 @@ from __future__ import annotations
 from statistics import mean
 from typing import Iterable, Sequence
 
-from .formats import GoldSentence
-from .trees import Tree, tree_leaves, tree_spans
+from onlstm_cli.text.formats import GoldSentence
+from onlstm_cli.induction.trees import Tree, tree_leaves, tree_spans
 
 Span = tuple[int, int]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .errors import OnlstmError
-from .trees import Tree, build_tree, fold_tree, right_branching
-from .vocab import has_cjk, is_punctuation
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.induction.trees import Tree, build_tree, fold_tree, right_branching
+from onlstm_cli.text.vocab import has_cjk, is_punctuation
 
 # zh: the Chinese span parser self-trained on three ON-LSTM seeds' trees (zh-st.onlstm), the default for CJK
 # text since its parser runs as fast as the ON-LSTM alone (benchmarks/README.md); zh-lm: that ON-LSTM alone.
@@ -37,7 +37,7 @@ class ParseError(OnlstmError):
 @functools.lru_cache(maxsize=None)
 def models_dir() -> Path:
     """The bundled models: `models/` of a source checkout, or `onlstm_cli/models/` inside an installed wheel."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the onlstm_cli package
     for candidate in (here / "models", here.parent / "models"):
         if candidate.is_dir() and any(candidate.glob("*.onlstm")):
             return candidate
@@ -72,8 +72,8 @@ class ModelCache:
         self.ensemble = ensemble
 
     def get(self, path: Path):
-        from .model import resolve_device
-        from .modelfile import load_model
+        from onlstm_cli.lm.model import resolve_device
+        from onlstm_cli.modelfile import load_model
         key = str(path)
         if key not in self._loaded:
             loaded = load_model(path)
@@ -205,7 +205,7 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     for CKY gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
     import torch
 
-    from .span_parser import MAX_SPAN_WORDS, span_distances, tree_heights
+    from onlstm_cli.induction.span_parser import MAX_SPAN_WORDS, span_distances, tree_heights
     vocab = loaded.vocab
     short = [k for k, s in enumerate(sentences) if len(s) <= MAX_SPAN_WORDS]
     results: list = [None] * len(sentences)
@@ -241,7 +241,7 @@ def _reading_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, b
     """Distances of each sentence's words in the order the model reads them."""
     import torch
 
-    from . import fast
+    from onlstm_cli import fast
     model, vocab = loaded.model, loaded.vocab
     n_layers = model.config.n_layers
     weight = next(model.parameters())

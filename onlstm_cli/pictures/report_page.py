@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from .draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture, sentence_svg,
-                   text_width)
-from .trees import Tree, tree_spans
+from onlstm_cli.pictures.draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture,
+                                     sentence_svg, text_width)
+from onlstm_cli.induction.trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
 BASELINE_SYSTEMS = ("right-branching", "left-branching", "balanced", "random")
@@ -76,7 +76,7 @@ def choose_examples(gold: Sequence, trees: Sequence[Tree],
     gold: formats.GoldSentence list; trees: the system's trees over their words; distances: per
     sentence, the distances the trees were built from (None with --pred).
     """
-    from .metrics import sentence_f1
+    from onlstm_cli.evaluation.metrics import sentence_f1
 
     if len(trees) != len(gold):
         raise ValueError(f"{len(trees)} trees for {len(gold)} gold sentences")

@@ -19,9 +19,9 @@ from typing import Iterable, Iterator
 import numpy as np
 import torch
 
-from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ  # noqa: F401  (re-exported for train.py)
-from .errors import OnlstmError
-from .vocab import Tokenizer, Vocabulary, is_punctuation
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ  # noqa: F401  (re-exported for train.py)
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.text.vocab import Tokenizer, Vocabulary, is_punctuation
 
 TOKEN_FILE_MAGIC = b"onlstm-tokens 1 "
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from .corpus import TrainingError
+from onlstm_cli.text.corpus import TrainingError
 
 # While rank 0 counts the corpus and each machine writes its token file, the other processes wait in a
 # collective; torch's default timeout (10 minutes with NCCL) would end a run on a large corpus there.

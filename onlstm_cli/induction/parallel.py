@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
-from .errors import OnlstmError
+from onlstm_cli.errors import OnlstmError
 
 MAX_JOBS = 256  # more workers than this is a typo, not a machine
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import rich.text
 import rich.tree
 
-from .errors import OnlstmError
-from .trees import Tree, fold_tree, tree_leaves
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.induction.trees import Tree, fold_tree, tree_leaves
 
 if TYPE_CHECKING:  # nltk is imported where it is used: it costs a quarter of a second at start-up
     import nltk

@@ -11,10 +11,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import fast
-from .cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
-from .config import ModelConfig
-from .errors import OnlstmError
+from onlstm_cli import fast
+from onlstm_cli.lm.cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
+from onlstm_cli.config import ModelConfig
+from onlstm_cli.errors import OnlstmError
 
 
 class DeviceError(OnlstmError, ValueError):

@@ -18,10 +18,11 @@ from typing import List, Optional
 
 import typer
 
-from .config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
-from .errors import OnlstmError
-from .help_format import PlainGroup
-from .input_lines import read_input_batches
+from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, RecipeConfig, SelfTrainConfig,
+                               TrainConfig)
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.cli.help_format import PlainGroup
+from onlstm_cli.text.input_lines import read_input_batches
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=PlainGroup,
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
@@ -29,7 +30,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 def _version(value: bool):
     if value:
-        from . import __version__
+        from onlstm_cli import __version__
         typer.echo(f"onlstm {__version__}")
         raise typer.Exit()
 
@@ -118,7 +119,7 @@ def parse_duration(text: str | None, option: str = "--time-budget") -> float | N
 
 
 def detect_lang(path: Path, n_lines: int = 200) -> str:
-    from .vocab import has_cjk
+    from onlstm_cli.text.vocab import has_cjk
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             head = "".join(line for _, line in zip(range(n_lines), f))
@@ -209,10 +210,10 @@ def train(
     check_lm_options(locals())
     checkpoint_seconds = parse_duration(checkpoint_every, "--checkpoint-every")
 
-    from .distributed import launched_rank
-    from .train import LineReporter, NullReporter, RankZeroFailed, train_model
-    from .train_report import RichReporter
-    from .vocab import Tokenizer, default_tokenizer
+    from onlstm_cli.lm.distributed import launched_rank
+    from onlstm_cli.lm.train import LineReporter, NullReporter, RankZeroFailed, train_model
+    from onlstm_cli.lm.train_report import RichReporter
+    from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
 
     if lang == "auto":
         lang = detect_lang(corpus)
@@ -231,7 +232,7 @@ def train(
                       max_vocab=max_vocab, min_freq=min_freq, parse_layer=parse_layer)
     with reporter:
         if seeds > 1:
-            from .recipe import run_recipe
+            from onlstm_cli.induction.recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
                                 resume, reporter, log=lambda line: typer.echo(line, err=True))
         else:
@@ -308,8 +309,8 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
             raise UserError("--threads must be at least 1")
         import torch
         torch.set_num_threads(threads)
-    from .parser import ModelCache, resolve_model
-    from .self_training import self_train
+    from onlstm_cli.induction.parser import ModelCache, resolve_model
+    from onlstm_cli.induction.self_training import self_train
     cache = ModelCache("cpu")
     loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
@@ -369,9 +370,9 @@ def parse(
     page for all lines, to open in a browser); `onlstm evaluate --html report.html` draws the model's trees
     beside the gold ones.
     """
-    from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
-    from .api import BLOCK, Parser
-    from .parallel import check_jobs, default_jobs, parse_in_workers
+    from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
+    from onlstm_cli.api import BLOCK, Parser
+    from onlstm_cli.induction.parallel import check_jobs, default_jobs, parse_in_workers
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
     if batch_size < 1:
@@ -413,16 +414,16 @@ def parse_output(path: Path | None):
     if path is None:
         yield sys.stdout
         return
-    from .modelfile import atomic_file
+    from onlstm_cli.modelfile import atomic_file
     with atomic_file(path, "w", refuse_symlink=True) as f:
         yield f
 
 
 def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_dir: Path | None) -> int:
     """Write each batch's answers to `out` as they come, flushed after each batch; the number of lines refused."""
-    from .formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
+    from onlstm_cli.text.formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
     if fmt in (OutputFormat.svg, OutputFormat.html):
-        from .picture_files import write_pictures
+        from onlstm_cli.pictures.picture_files import write_pictures
         write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
         return 0
     console = stdout_console(file=out) if fmt == OutputFormat.tree else None
@@ -467,7 +468,7 @@ def info(
     figures of its model card (NAME.md beside the file), if it has one."""
     import json
 
-    from .info import info_text, model_info
+    from onlstm_cli.info import info_text, model_info
     report = model_info(model)
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2, default=str) if as_json else info_text(report))
 
@@ -496,10 +497,10 @@ def evaluate(
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
     import json
 
-    from .formats import read_gold, read_predicted
-    from .metrics import evaluate as score
-    from .picture_files import check_destination, warn_once_about_cjk, write_text_atomic
-    from .trees import baseline_trees
+    from onlstm_cli.text.formats import read_gold, read_predicted
+    from onlstm_cli.evaluation.metrics import evaluate as score
+    from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
+    from onlstm_cli.induction.trees import baseline_trees
 
     if html is not None:
         check_destination(html)  # before the evaluation, which may take minutes
@@ -513,9 +514,9 @@ def evaluate(
         systems["pred"] = score(sentences, shown[0])
         report["pred"] = str(pred)
     else:
-        from .fast import PARSE_KERNEL_CACHE, size_kernel_cache
-        from .parser import ModelCache, resolve_model, sentence_distances
-        from .trees import build_tree
+        from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
+        from onlstm_cli.induction.parser import ModelCache, resolve_model, sentence_distances
+        from onlstm_cli.induction.trees import build_tree
         size_kernel_cache(PARSE_KERNEL_CACHE)
         sample = " ".join(w for s in sentences[:50] for w in s.words)
         path = resolve_model(model, sample)
@@ -535,7 +536,7 @@ def evaluate(
             return [build_tree(d[k - 1], s.words, layer_split) for d, s in zip(per_layer, sentences)]
 
         if text:
-            from .train import text_perplexity
+            from onlstm_cli.lm.train import text_perplexity
             report["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
         if by_span_parser:
             report["layer"] = None
@@ -554,14 +555,14 @@ def evaluate(
         systems[label] = score(sentences, baseline_trees(words, name, seed))
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
     if html is not None:
-        from .report_page import choose_examples, report_html
+        from onlstm_cli.pictures.report_page import choose_examples, report_html
         warn_once_about_cjk(word for sentence in sentences for word in sentence.words)
         chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)), count=examples)
         write_text_atomic(html, report_html(report, chosen), refuse_symlink=True)
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
-        from .report_text import print_report
+        from onlstm_cli.evaluation.report_text import print_report
         print_report(report)
 
 

@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import OnlstmError
+from onlstm_cli.errors import OnlstmError
 
 
 class InputError(OnlstmError):

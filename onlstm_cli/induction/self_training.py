@@ -19,16 +19,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from . import __version__
-from .config import SelfTrainConfig, SpanParserConfig
-from .corpus import TrainingError, read_corpus
-from .modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive, read_archive,
-                        stored_weights)
-from .parser import sentence_distances, split_rule
-from .run_checks import check_destination, checkpoint_path
-from .span_parser import SpanParser, padded, trainable_spans
-from .train import StopSignals
-from .trees import build_tree, tree_spans
+from onlstm_cli import __version__
+from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.text.corpus import TrainingError, read_corpus
+from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
+                                  read_archive, stored_weights)
+from onlstm_cli.induction.parser import sentence_distances, split_rule
+from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
+from onlstm_cli.induction.span_parser import SpanParser, padded, trainable_spans
+from onlstm_cli.lm.train import StopSignals
+from onlstm_cli.induction.trees import build_tree, tree_spans
 
 
 @dataclass

@@ -32,10 +32,10 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig
-from .corpus import TrainingError
-from .modelfile import atomic_file
-from .run_checks import checkpoint_path
+from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig
+from onlstm_cli.text.corpus import TrainingError
+from onlstm_cli.modelfile import atomic_file
+from onlstm_cli.lm.run_checks import checkpoint_path
 
 RECIPE_VERSION = 1
 
@@ -173,7 +173,7 @@ class RecipeRun:
         return RecipeResult(self.out, state, seconds=time.monotonic() - started)
 
     def train_language_model(self, state: RecipeState, number: int, seed: int):
-        from .train import train_model
+        from onlstm_cli.lm.train import train_model
         lm_budget, _ = self.budgets()
         path = lm_path(self.out, seed)
         ckpt = checkpoint_path(path)
@@ -198,8 +198,8 @@ class RecipeRun:
         return result
 
     def train_span_parser(self, state: RecipeState):
-        from .modelfile import load_model
-        from .self_training import self_train
+        from onlstm_cli.modelfile import load_model
+        from onlstm_cli.induction.self_training import self_train
         _, budget = self.budgets()
         teachers = [load_model(self.out.with_name(t["path"])) for t in sorted(state.teachers, key=lambda t: t["seed"])]
         ckpt = checkpoint_path(self.out)
@@ -263,7 +263,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same."""
-    from .train import LineReporter
+    from onlstm_cli.lm.train import LineReporter
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds)
     if right_branching is not None:

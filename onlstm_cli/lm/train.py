@@ -25,16 +25,17 @@ from typing import NamedTuple
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from . import __version__
-from .config import TrainConfig
-from .corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify, read_corpus, token_stream
-from .distributed import Group, RankZeroFailed, lost_peer, process_group
-from .model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from .modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, save_model
-from .run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
-from .train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_line
-from .train_setup import Plan, make_plan, training_columns, validation_data
-from .vocab import Tokenizer
+from onlstm_cli import __version__
+from onlstm_cli.config import TrainConfig
+from onlstm_cli.text.corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify,
+                                    read_corpus, token_stream)
+from onlstm_cli.lm.distributed import Group, RankZeroFailed, lost_peer, process_group
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, save_model
+from onlstm_cli.lm.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_line
+from onlstm_cli.lm.train_setup import Plan, make_plan, training_columns, validation_data
+from onlstm_cli.text.vocab import Tokenizer
 
 __all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "StopSignals", "TrainResult", "train_model"]
 

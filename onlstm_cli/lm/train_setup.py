@@ -8,13 +8,13 @@ from pathlib import Path
 
 import torch
 
-from .corpus import (TokenColumns, TrainingError, batchify, corpus_token_file, count_words, rank_columns,
+from onlstm_cli.text.corpus import (TokenColumns, TrainingError, batchify, corpus_token_file, count_words, rank_columns,
                      read_corpus, token_stream)
-from .distributed import Group
-from .model import ModelConfig, ONLSTMLanguageModel
-from .modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
-from .run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
-from .vocab import Tokenizer, Vocabulary
+from onlstm_cli.lm.distributed import Group
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
+from onlstm_cli.lm.run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
+from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
 
 @dataclass

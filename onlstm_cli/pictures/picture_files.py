@@ -5,7 +5,7 @@ Files go through modelfile.atomic_file, the project's one atomic writer: a tempo
 destination, renamed over it. The rename replaces a symbolic link at the destination instead of writing
 through it, so a link planted among the pictures (`D/line-000001.svg -> ~/precious`) never redirects a
 write; a full disk or a killed process leaves the old file, or none, never a half-written or empty one.
-Only the standard library is imported at import time (`onlstm_cli.draw` uses this module); modelfile
+Only the standard library is imported at import time (`onlstm_cli.pictures.draw` uses this module); modelfile
 (torch) is imported when a file is written.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
-from .errors import OnlstmError
+from onlstm_cli.errors import OnlstmError
 
 PathLike = Union[str, Path]
 
@@ -35,7 +35,7 @@ def _why(e: OSError) -> str:
 def write_text_atomic(path: PathLike, text: str, refuse_symlink: bool = False) -> None:
     """Write `text` (UTF-8) to `path` whole or not at all (modelfile.atomic_file). A link at `path` is
     replaced, or with refuse_symlink refused (a file name the user gave: they may have meant its target)."""
-    from .modelfile import atomic_file
+    from onlstm_cli.modelfile import atomic_file
 
     with atomic_file(path, "w", refuse_symlink=refuse_symlink) as f:
         f.write(text)
@@ -139,7 +139,7 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
     one SVG a line on `out`, one file a sentence in out_dir, or (html) one page on `out`."""
     from itertools import chain
 
-    from .draw import html_page, numbered, sentence_svg, write_svgs
+    from onlstm_cli.pictures.draw import html_page, numbered, sentence_svg, write_svgs
 
     bars = bars_kind(parser)
     batches = watched(batches)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Union
 
-from .trees import Tree, fold_tree
+from onlstm_cli.induction.trees import Tree, fold_tree
 
 # Latin from the system's UI font; CJK from the first of these that the machine has (Linux, macOS, Windows).
 # Without any of them a browser draws Chinese as empty boxes: the CLI warns then (picture_files.py).
@@ -380,7 +380,7 @@ def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list
     Each file is written whole or not at all, never through a link (picture_files.write_text_atomic).
     Returns the paths written, in input order.
     """
-    from .picture_files import prepare_out_dir, write_text_atomic
+    from onlstm_cli.pictures.picture_files import prepare_out_dir, write_text_atomic
 
     out_dir = prepare_out_dir(out_dir)  # before the first sentence is parsed: items may be a lazy parse
     written = []
@@ -491,7 +491,7 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
     were left out and how to get them all (one SVG file per line with --format svg --out-dir).
     No external scripts, styles, fonts or images.
     """
-    from .formats import to_bracket
+    from onlstm_cli.text.formats import to_bracket
 
     sections: list[str] = []
     shown = left_out = 0
