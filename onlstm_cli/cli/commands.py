@@ -208,28 +208,14 @@ def train(
     lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
     batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
     check_lm_options(locals())
-    checkpoint_seconds = parse_duration(checkpoint_every, "--checkpoint-every")
+    model_config, train_config, lm_options = lm_configs(locals())
 
     from onlstm_cli.lm.distributed import launched_rank
     from onlstm_cli.lm.train import LineReporter, NullReporter, RankZeroFailed, train_model
     from onlstm_cli.lm.train_report import RichReporter
-    from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
 
-    if lang == "auto":
-        lang = detect_lang(corpus)
-    tok = default_tokenizer(lang) if tokenizer == "auto" else Tokenizer(tokenizer)
-    tok.characters = characters
-    model_config = dict(emb_size=emb_size, hidden_size=hidden_size, n_layers=layers, chunk_size=chunk_size,
-                        dropout=dropout, dropout_h=dropout_h, dropout_i=dropout_i, dropout_e=dropout_e,
-                        weight_drop=weight_drop, master_input=master_input.value, reverse=reverse)
-    train_config = TrainConfig(epochs=epochs, time_budget=budget, batch_size=batch_size, bptt=bptt,
-                               optimizer=optimizer, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed,
-                               device=device, threads=threads, checkpoint_every=checkpoint_seconds,
-                               loss_log=str(loss_log) if loss_log else None)
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
-    lm_options = dict(tokenizer=tok, lang=lang, pretokenized=pretokenized, keep_punct=keep_punct,
-                      max_vocab=max_vocab, min_freq=min_freq, parse_layer=parse_layer)
     with reporter:
         if seeds > 1:
             from onlstm_cli.induction.recipe import run_recipe
@@ -245,6 +231,26 @@ def train(
         typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
+    """From `train`'s checked options (its locals): the model's config, the training config and the rest of
+    train_model's arguments (tokenizer, language, vocabulary, parse layer)."""
+    from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
+    lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else o["lang"]
+    tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
+    tok.characters = o["characters"]
+    model_config = dict(emb_size=o["emb_size"], hidden_size=o["hidden_size"], n_layers=o["layers"],
+                        chunk_size=o["chunk_size"], master_input=o["master_input"].value, reverse=o["reverse"],
+                        **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
+    train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
+                               bptt=o["bptt"], optimizer=o["optimizer"], lr=o["lr"], weight_decay=o["weight_decay"],
+                               clip=o["clip"], seed=o["seed"], device=o["device"], threads=o["threads"],
+                               checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
+                               loss_log=str(o["loss_log"]) if o["loss_log"] else None)
+    lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
+                      max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"])
+    return model_config, train_config, lm_options
 
 
 def check_lm_options(o: dict) -> None:
@@ -514,42 +520,11 @@ def evaluate(
         systems["pred"] = score(sentences, shown[0])
         report["pred"] = str(pred)
     else:
-        from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
-        from onlstm_cli.induction.parser import ModelCache, resolve_model, sentence_distances
-        from onlstm_cli.induction.trees import build_tree
-        size_kernel_cache(PARSE_KERNEL_CACHE)
-        sample = " ".join(w for s in sentences[:50] for w in s.words)
-        path = resolve_model(model, sample)
-        loaded = ModelCache(device, ensemble).get(path)
-        by_span_parser = loaded.span_parser is not None and layer is None
-        layer = loaded.parse_layer if layer is None else layer
-        layer_split = split.value if split else loaded.split
-        report["split"] = "symmetric" if by_span_parser else layer_split
-        if by_span_parser and all_layers:
-            report["layer_split"] = layer_split  # the language model's rows
-        normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
-        per_layer = None if by_span_parser and not all_layers else sentence_distances(loaded, normalized, layer,
-                                                                                      all_layers=True)
-        report.update(model=str(path), layer=layer, valid_ppl=loaded.meta.get("valid_ppl"))
-
-        def model_trees(k: int):
-            return [build_tree(d[k - 1], s.words, layer_split) for d, s in zip(per_layer, sentences)]
-
-        if text:
-            from onlstm_cli.lm.train import text_perplexity
-            report["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
-        if by_span_parser:
-            report["layer"] = None
-            distances = sentence_distances(loaded, normalized)
-            shown = ([build_tree(d, s.words, "symmetric") for d, s in zip(distances, sentences)], distances)
-            systems["span parser (self-trained)"] = score(sentences, shown[0])
-        else:
-            shown = (model_trees(layer), [d[layer - 1] for d in per_layer])
-            systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
-        if all_layers:
-            for k in range(1, loaded.config.n_layers + 1):
-                if by_span_parser or k != layer:
-                    systems[f"onlstm (layer {k})"] = score(sentences, model_trees(k))
+        from onlstm_cli.evaluation.model_scores import score_model
+        fields, model_systems, shown = score_model(sentences, model, layer=layer, split=split.value if split else None,
+                                                   all_layers=all_layers, device=device, ensemble=ensemble, text=text)
+        report.update(fields)
+        systems.update(model_systems)
     words = [s.words for s in sentences]
     for name, label in BASELINE_ROWS:
         systems[label] = score(sentences, baseline_trees(words, name, seed))
