@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -176,3 +177,30 @@ def test_parser_refuses_an_absurd_sentence_in_one_line_and_parses_the_others(mod
     with pytest.raises(ParseError, match="7 words, more than the 6 a sentence may have"):
         parser.parse("the cat sat on the mat today")
     assert parser.parse("the cat sat").leaves() == ["the", "cat", "sat"]
+
+
+def test_a_long_parse_shows_its_progress_on_a_terminal_and_nowhere_else(model, tmp_path):
+    import pty
+    text = tmp_path / "lines.txt"
+    text.write_text("the cat sat on the mat\n" * 3000)
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", "parse", "-m", model, "-f", "bracket", str(text)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=secondary)
+    os.close(secondary)
+    out, _ = process.communicate(timeout=300)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the terminal's other end has closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(primary)
+    assert process.returncode == 0 and out.count(b"\n") == 3000
+    shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", shown)  # the terminal's colours and cursor moves
+    assert b"parsed 3,000 lines" in shown
+    assert b"parsed" not in out  # the trees' stream has trees only
+    piped = run_onlstm("parse", "-m", model, "-f", "bracket", str(text), text="")
+    assert "parsed" not in piped.stderr  # no terminal: no progress line

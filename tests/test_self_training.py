@@ -331,3 +331,13 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     lm = sentence_distances(student, sentences, student.parse_layer)
     assert teacher_spans([student], sentences) == [
         {s: 1.0 for s in tree_spans(build_tree(d, list(range(len(d))), student.split))} for d in lm]
+
+
+def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, tmp_path):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.self_training import votes_of
+    chinese = tmp_path / "zh.txt"
+    chinese.write_text("我们 都 爱 和平 。\n他 喜欢 北京 。\n" * 5, encoding="utf-8")
+    lines = []
+    votes_of([load_model(tiny_model_path)], chinese, chinese, SelfTrainConfig(), lines.append)
+    assert any(line.startswith("warning: the text is in CJK script but model tiny.onlstm") for line in lines)

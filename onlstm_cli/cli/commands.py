@@ -21,6 +21,7 @@ import typer
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import OnlstmError
+from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.help_format import PlainGroup
 from onlstm_cli.text.input_lines import read_input_batches
 
@@ -405,6 +406,8 @@ def parse(
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)
     batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
+    if parse_progress.wanted(output is not None):
+        batches = parse_progress.with_progress(batches)
     batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {message}", err=True))
     with parse_output(output) as out:
         refused = write_parsed(batches, parser, out, fmt, distances, out_dir)

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from onlstm_cli import __version__
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.text.corpus import TrainingError, read_corpus
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
@@ -220,6 +221,10 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     tokenizer, vocab = teachers[0].tokenizer, teachers[0].vocab
     sentences = [s for s in read_corpus(corpus, tokenizer) if len(s) <= train.max_len]
     valid_sentences = [s for s in read_corpus(valid, tokenizer) if len(s) <= train.max_len]
+    for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
+        message = coverage_warning(teacher, sentences[:2000], Path(teacher.path).name)
+        if message:
+            log(f"warning: {message}")
     names = ", ".join(str(t.path) for t in teachers)
     log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
         f"{len(valid_sentences):,} validation sentences")
