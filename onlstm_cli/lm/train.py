@@ -25,15 +25,14 @@ from typing import NamedTuple
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from onlstm_cli import __version__
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.text.corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify,
                                     read_corpus, token_stream)
 from onlstm_cli.lm.distributed import Group, RankZeroFailed, lost_peer, process_group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from onlstm_cli.modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, save_model
+from onlstm_cli.lm.run_files import RunFiles
 from onlstm_cli.lm.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
-from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_line
+from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
 from onlstm_cli.lm.train_setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.text.vocab import Tokenizer
 
@@ -198,6 +197,36 @@ class EpochTally:
         return self.tokens / max(time.time() - self.started, 1e-9)
 
 
+@contextlib.contextmanager
+def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool):
+    """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
+    the current ones restored after; the current weights themselves when not averaging."""
+    averages = [optimizer.state.get(p, {}).get("ax") for p in params] if averaging else []
+    swapped = [(p, p.detach().clone()) for p, ax in zip(params, averages) if ax is not None]
+    with torch.no_grad():
+        for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):
+            p.copy_(ax)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for p, current in swapped:
+                p.copy_(current)
+
+
+def window_length(bptt: int, rows_left: int) -> int:
+    # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
+    # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
+    mean = bptt if random.random() < 0.95 else bptt / 2
+    return min(max(5, int(random.gauss(mean, 5))), rows_left)
+
+
+def open_loss_log(tc: TrainConfig, main: bool):
+    if tc.loss_log and main:
+        return open(tc.loss_log, "a", encoding="utf-8", buffering=1)  # by lines: readable while it runs
+    return contextlib.nullcontext()
+
+
 class Trainer:
     """One training run: the model (wrapped in DDP when there are several processes), its optimizer, this
     rank's token columns, and the run's state. `run()` trains until the epochs, the time budget or an
@@ -213,13 +242,13 @@ class Trainer:
         self.optimizer = resumed_optimizer(self.params, tc, plan)
         self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
         self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
-        self.out, self.data_meta = out, data_meta
+        self.out = out
         self.global_batch = group.world_size * tc.batch_size
         self.epoch_tokens = data.rows * self.global_batch
-        self.train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
-        self.t0 = self.last_checkpoint = time.time()
+        train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
+        self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.seconds)
+        self.t0 = time.time()
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
-        self.unsaved: str | None = None  # why the latest save failed, until a save succeeds
         self.deadline = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
         self.validation_seconds = 0.0  # the latest validation's, for the run's ETA
         self.estimated = False      # whether the run's length has been estimated yet
@@ -227,23 +256,17 @@ class Trainer:
     # --- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> TrainResult:
-        self.announce()
-        with StopSignals() as signals, self.open_loss_log() as loss_log:
+        for line in start_lines(self.epoch_tokens, len(self.plan.vocab), self.tc, self.state.seconds, self.group):
+            self.reporter.message(line)
+        with StopSignals() as signals, open_loss_log(self.tc, self.group.is_main) as loss_log:
             stop = self.train_epochs(signals, loss_log)
             if stop == "interrupt":
                 self.keep_interrupted()
             stop_signal = int(signals.caught) or (signal.SIGINT if stop == "interrupt" else 0)
         self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
-        if self.unsaved is not None:
-            raise TrainingError(f"training stopped, but its last save failed: {self.unsaved}")
+        if self.files.unsaved is not None:
+            raise TrainingError(f"training stopped, but its last save failed: {self.files.unsaved}")
         return self.result(stop, stop_signal)
-
-    def announce(self) -> None:
-        if self.group.world_size > 1:
-            self.reporter.message(f"training on {self.group.world_size} processes ({self.group.backend}) × batch "
-                                  f"{self.tc.batch_size} = global batch {self.global_batch}")
-        self.reporter.message(start_line(self.epoch_tokens, len(self.plan.vocab), self.tc.epochs, self.tc.time_budget,
-                                         self.state.seconds))
 
     def train_epochs(self, signals: StopSignals, loss_log) -> str:
         """Epochs until the last, the time budget or an interrupt; says which: "end", "time" or "interrupt"."""
@@ -269,15 +292,15 @@ class Trainer:
         """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
         nothing."""
         if self.group.is_main:
-            self.save_checkpoint()
+            self.files.save_checkpoint(self.optimizer)
             if not self.out.exists():
-                self.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
+                self.files.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
 
     def keep_after_lost_peer(self) -> str:
         """Rank 0's checkpoint of where the run stands when a peer is lost (until a step's collectives fail, the
         weights are the same on every rank, and a failed step is not applied), and how to go on."""
         ckpt = checkpoint_path(self.out)
-        if self.group.is_main and self.save_checkpoint():
+        if self.group.is_main and self.files.save_checkpoint(self.optimizer):
             return f"--resume {ckpt} goes on from here"
         return f"--resume {ckpt} goes on from the latest checkpoint, if there is one"
 
@@ -301,7 +324,7 @@ class Trainer:
         hidden = self.raw_model.init_state(self.tc.batch_size)
         tally = EpochTally()
         while s.position < rows - 1:
-            length = self.window_length(rows - 1 - s.position)
+            length = window_length(self.tc.bptt, rows - 1 - s.position)
             hidden, loss, stepped = self.step(*self.window(length), hidden)
             s.position += length
             decision = self.agree(loss, signals)
@@ -318,12 +341,6 @@ class Trainer:
             if decision.checkpoint_due and good:
                 self.checkpoint()
         return "end", tally
-
-    def window_length(self, rows_left: int) -> int:
-        # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
-        # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
-        bptt = self.tc.bptt if random.random() < 0.95 else self.tc.bptt / 2
-        return min(max(5, int(random.gauss(bptt, 5))), rows_left)
 
     def window(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The next `length` rows as inputs, and the rows one token later as targets."""
@@ -351,7 +368,7 @@ class Trainer:
         (and wait for it forever)."""
         now, main = time.time(), self.group.is_main
         time_up = main and self.deadline is not None and now >= self.deadline
-        due = main and now - self.last_checkpoint >= self.tc.checkpoint_every
+        due = main and now - self.files.last_checkpoint >= self.tc.checkpoint_every
         total, signalled, time_up, due = self.group.sum(
             [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
         return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
@@ -440,35 +457,19 @@ class Trainer:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next
         step's collectives would give up after `group.timeout` seconds while a large model is being saved."""
         if self.group.is_main:
-            self.save_checkpoint()
+            self.files.save_checkpoint(self.optimizer)
         self.group.barrier()
 
     def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
         if self.valid_data is None:  # without validation text the latest model is the best we know
-            return None, self.save_model(epochs_done, None)
-        with self.averaged_weights():
+            return None, self.files.save_model(epochs_done, None)
+        with averages_swapped_in(self.params, self.optimizer, self.state.averaging):
             ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
             if not math.isfinite(ppl):
                 self.reporter.message("validation perplexity is not a finite number: this model is not kept")
                 return ppl, False
-            saved = (self.state.best is None or ppl < self.state.best) and self.save_model(epochs_done, ppl)
+            saved = (self.state.best is None or ppl < self.state.best) and self.files.save_model(epochs_done, ppl)
         return ppl, saved
-
-    @contextlib.contextmanager
-    def averaged_weights(self):
-        """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
-        the current ones restored after; the current weights themselves when not averaging."""
-        averages = [self.optimizer.state.get(p, {}).get("ax") for p in self.params] if self.state.averaging else []
-        swapped = [(p, p.detach().clone()) for p, ax in zip(self.params, averages) if ax is not None]
-        with torch.no_grad():
-            for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):
-                p.copy_(ax)
-        try:
-            yield
-        finally:
-            with torch.no_grad():
-                for p, current in swapped:
-                    p.copy_(current)
 
     def epochs_at(self, epoch: int, position: int) -> float:
         """Epochs trained by row `position` of (1-based) epoch `epoch`."""
@@ -476,45 +477,6 @@ class Trainer:
 
     def seconds(self) -> float:
         return self.state.seconds + time.time() - self.t0
-
-    def meta(self, epochs_done: float, valid_ppl: float | None) -> dict:
-        return {"data": self.data_meta, "train": self.train_meta, "epochs": round(epochs_done, 3),
-                "valid_ppl": valid_ppl, "seconds": round(self.seconds(), 1), "onlstm_version": __version__,
-                "history": self.state.history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-
-    def save_model(self, epochs_done: float, valid_ppl: float | None) -> bool:
-        """Write the model file; a failure is reported in one line and training goes on (False)."""
-        p = self.plan
-        return self.saving(lambda: save_model(self.out, self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                                              self.meta(epochs_done, valid_ppl)))
-
-    def save_checkpoint(self) -> bool:
-        s, p = self.state, self.plan
-        self.last_checkpoint = time.time()  # after a failure too: the next try is one interval later
-
-        def write():
-            archive = model_archive(self.raw_model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                                    self.meta(s.epoch - 1, s.best), torch.float32)
-            archive.update(format=CHECKPOINT_FORMAT, optimizer=self.optimizer.state_dict(), epoch=s.epoch,
-                           position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
-                           seconds=self.seconds(), averaging=s.averaging)
-            atomic_save(archive, checkpoint_path(self.out))
-        return self.saving(write)
-
-    def saving(self, write) -> bool:
-        try:
-            write()
-        except ModelFileError as e:  # a full disk, a file system gone read-only, weights float16 cannot hold
-            self.unsaved = str(e)
-            self.reporter.message(f"warning: {e}; training goes on, and the next save tries again")
-            return False
-        self.unsaved = None
-        return True
-
-    def open_loss_log(self):
-        if self.tc.loss_log and self.group.is_main:
-            return open(self.tc.loss_log, "a", encoding="utf-8", buffering=1)  # by lines: readable while it runs
-        return contextlib.nullcontext()
 
 
 def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | None, torch.Tensor | None]:

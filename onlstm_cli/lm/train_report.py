@@ -100,6 +100,15 @@ def start_line(tokens: int, vocab_size: int, epochs: int, budget: float | None, 
     return f"corpus: {tokens:,} tokens, vocabulary {vocab_size:,}; {limit}, at most {epochs} epochs"
 
 
+def start_lines(tokens: int, vocab_size: int, tc, spent: float, group) -> list[str]:
+    """What a run says before its first step: its processes (under torchrun) and `start_line`."""
+    lines = []
+    if group.world_size > 1:
+        lines.append(f"training on {group.world_size} processes ({group.backend}) × batch {tc.batch_size} = global "
+                     f"batch {group.world_size * tc.batch_size}")
+    return lines + [start_line(tokens, vocab_size, tc.epochs, tc.time_budget, spent)]
+
+
 def run_eta(tokens_left: int, epochs_after: int, epoch_tokens: int, tokens_per_s: float, validation_s: float,
             budget_left: float | None) -> float:
     """Seconds until the run ends: the rest of this epoch and the `epochs_after` whole epochs after it at this

@@ -1,0 +1,59 @@
+"""What a training run writes (rank 0 alone): the model file and the checkpoint, each atomically. A save
+that fails (a full disk, a file system gone read-only) is reported in one line and tried again at the
+next; training goes on, and a run whose last save failed ends with an error (`unsaved`)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from onlstm_cli import __version__
+from onlstm_cli.lm.run_checks import checkpoint_path
+from onlstm_cli.lm.train_setup import Plan
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, model_archive, save_model
+
+
+class RunFiles:
+    def __init__(self, out: Path, model, plan: Plan, data_meta: dict, train_meta: dict, reporter,
+                 seconds: Callable[[], float]):
+        self.out, self.model, self.plan, self.reporter, self.seconds = out, model, plan, reporter, seconds
+        self.data_meta, self.train_meta = data_meta, train_meta
+        self.unsaved: str | None = None  # why the latest save failed, until a save succeeds
+        self.last_checkpoint = time.time()  # when the latest checkpoint was tried
+
+    def meta(self, epochs_done: float, valid_ppl: float | None) -> dict:
+        return {"data": self.data_meta, "train": self.train_meta, "epochs": round(epochs_done, 3),
+                "valid_ppl": valid_ppl, "seconds": round(self.seconds(), 1), "onlstm_version": __version__,
+                "history": self.plan.state.history, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+    def save_model(self, epochs_done: float, valid_ppl: float | None) -> bool:
+        """Write the model file; False when that failed (reported, training goes on)."""
+        p = self.plan
+        return self.saving(lambda: save_model(self.out, self.model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                                              self.meta(epochs_done, valid_ppl)))
+
+    def save_checkpoint(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Weights (float32), optimizer and where the run stands, for --resume; False when that failed."""
+        s, p = self.plan.state, self.plan
+        self.last_checkpoint = time.time()  # after a failure too: the next try is one interval later
+
+        def write():
+            archive = model_archive(self.model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
+                                    self.meta(s.epoch - 1, s.best), torch.float32)
+            archive.update(format=CHECKPOINT_FORMAT, optimizer=optimizer.state_dict(), epoch=s.epoch,
+                           position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
+                           seconds=self.seconds(), averaging=s.averaging)
+            atomic_save(archive, checkpoint_path(self.out))
+        return self.saving(write)
+
+    def saving(self, write) -> bool:
+        try:
+            write()
+        except ModelFileError as e:  # a full disk, a file system gone read-only, weights float16 cannot hold
+            self.unsaved = str(e)
+            self.reporter.message(f"warning: {e}; training goes on, and the next save tries again")
+            return False
+        self.unsaved = None
+        return True
