@@ -25,7 +25,7 @@ from pathlib import Path
 from nltk.parse.api import ParserI
 from nltk.tree import Tree as NltkTree
 
-from onlstm_cli.text.coverage import coverage_warning
+from onlstm_cli.text.coverage import COVERAGE_SAMPLE, coverage_warning
 from onlstm_cli.induction.parser import (BUNDLED_MODELS, ModelCache, ParsedSentence, ParseError, parse_lines,
                                          resolve_model, without_controls)
 from onlstm_cli.induction.trees import SPLIT_RULES, Tree, fold_tree
@@ -202,6 +202,7 @@ class Parser(ParserI):
         self.device, self.ensemble, self.warn = device, ensemble, warn
         self._cache = SharedModels(device, ensemble)
         self._warned: set[str] = set()  # models warned about
+        self._checked: dict[str, int] = {}  # sentences each model's coverage was checked on
 
     @classmethod
     def load(cls, model: str | Path | None = None, **options) -> "Parser":
@@ -260,7 +261,10 @@ class Parser(ParserI):
         """Warn, once per model, when it cannot read most of these sentences (coverage.py)."""
         by_model: dict[str, list[list[str]]] = {}
         for sentence in parsed:
-            if sentence.tokens and sentence.model not in self._warned:
+            # a model's first sentences tell whether it can read the text: no per-line cost after them
+            if sentence.tokens and sentence.model not in self._warned and \
+                    self._checked.get(sentence.model, 0) < COVERAGE_SAMPLE:
+                self._checked[sentence.model] = self._checked.get(sentence.model, 0) + 1
                 by_model.setdefault(sentence.model, []).append(sentence.tokens)
         for path, sentences in by_model.items():
             message = coverage_warning(self._cache.get(Path(path)), sentences, Path(path).name)

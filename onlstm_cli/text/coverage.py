@@ -13,6 +13,7 @@ from onlstm_cli.text.vocab import has_cjk, is_punctuation
 MOSTLY = 0.5            # "most": more than this share
 MIN_UNKNOWN_WORDS = 2   # one unknown word (a name) is no reason to warn
 VOCAB_SAMPLE = 2000     # the most frequent words of a vocabulary tell its script
+COVERAGE_SAMPLE = 1000  # the first sentences a model is given tell whether it can read the text
 
 
 @dataclass
