@@ -21,9 +21,13 @@ def span_trees(fenceposts: torch.Tensor, lengths: list[int], bias: torch.Tensor,
     first-layer activations g, a span i…j scores weight · relu(g_j − g_i + bias) + out_bias."""
     fenceposts = fenceposts.detach().float().cpu().contiguous()
     bias, weight = bias.detach().float().cpu().contiguous(), weight.detach().float().cpu().contiguous().view(-1)
-    kernel = ckernel.load() if c_span_works() else None
-    if kernel is None:
+    if not c_span_works():
         return _torch_trees(fenceposts, lengths, bias, weight, out_bias)
+    return _c_trees(ckernel.load(), fenceposts, lengths, bias, weight, out_bias)
+
+
+def _c_trees(kernel, fenceposts, lengths, bias, weight, out_bias) -> list[list[int]]:
+    """One C call a sentence (a sentence of fewer than two words has no split to choose)."""
     return [kernel.span_tree(fenceposts[b], bias, weight, out_bias, n) if n >= 2 else [0] * n
             for b, n in enumerate(lengths)]
 
@@ -65,6 +69,5 @@ def c_span_works() -> bool:
     lengths = [2, 5, 9, 1]
     fenceposts = torch.randn(len(lengths), 10, 7, generator=g)
     bias, weight = torch.randn(7, generator=g), torch.randn(7, generator=g)
-    torch_trees = _torch_trees(fenceposts, lengths, bias, weight, 0.5)
-    return torch_trees == [kernel.span_tree(fenceposts[b].contiguous(), bias, weight, 0.5, n) if n >= 2
-                           else [0] * n for b, n in enumerate(lengths)]
+    return _torch_trees(fenceposts, lengths, bias, weight, 0.5) == _c_trees(kernel, fenceposts, lengths, bias,
+                                                                             weight, 0.5)
