@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import signal
 import threading
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig
 from onlstm_cli.text.corpus import TrainingError
 from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.lm.run_checks import checkpoint_path
+from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
 
 RECIPE_VERSION = 1
 
@@ -274,10 +273,9 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
         raise TrainingError(f"corpus not found: {corpus}")
     if resume is not None and not state_path(out).exists():
         raise TrainingError(f"no recipe to resume beside {out} ({state_path(out)} is missing): run without --resume")
-    if out.is_dir() or not out.parent.is_dir():
-        raise TrainingError(f"--out {out}: {'a directory' if out.is_dir() else 'its folder does not exist'}")
-    if not os.access(out.parent, os.W_OK):
-        raise TrainingError(f"--out {out}: its folder is not writable")
+    if not out.is_dir() and not out.parent.is_dir():  # a typo in a path, not a folder to make for hours of work
+        raise TrainingError(f"--out {out}: its folder does not exist")
+    check_destination(out)  # a directory, a folder that cannot be written
     lines = sum(1 for line in corpus.open(encoding="utf-8", errors="replace") if line.strip())
     if lines < recipe.min_lines:
         raise TrainingError(f"{corpus} has {lines} lines: --seeds needs at least {recipe.min_lines}, to train "
