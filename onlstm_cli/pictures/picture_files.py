@@ -78,13 +78,14 @@ def prepare_out_dir(out_dir: PathLike) -> Path:
 
 # --- CJK fonts ------------------------------------------------------------------------------------
 
-# Han ideographs, CJK punctuation and full-width forms: the characters a Latin font has no glyph for.
-_CJK = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]")
+# Han ideographs, CJK punctuation and full-width forms: the characters a Latin font has no glyph for (a
+# wider set than vocab.has_cjk's ideographs, which decide how text is read, not how it is drawn).
+_NEEDS_CJK_FONT = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]")
 _warned = False
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+def needs_cjk_font(text: str) -> bool:
+    return _NEEDS_CJK_FONT.search(text) is not None
 
 
 def cjk_font_missing() -> bool:
@@ -103,7 +104,7 @@ def warn_once_about_cjk(words: Iterable[str], stream=None) -> bool:
     """Print one line to stderr (once a process) when the words have CJK characters and no font for them
     is installed: browsers then draw them as empty boxes. Returns whether it warned now."""
     global _warned
-    if _warned or not any(has_cjk(word) for word in words):
+    if _warned or not any(needs_cjk_font(word) for word in words):
         return False
     _warned = True  # asked once: fc-list takes a while, and one line is enough
     if not cjk_font_missing():
