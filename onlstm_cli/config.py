@@ -95,4 +95,6 @@ class RecipeConfig:
                                    # teachers' parse and the span parser
     right_branching: float = 0.0   # the right-branching voter's weight in the recipe (models/README.md)
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
+    side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
+                                     # (--threads, else one a core), at most K; 1 on a GPU
 

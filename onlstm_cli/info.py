@@ -57,7 +57,7 @@ def span_parser_info(parser) -> dict:
     return {"config": parser.config.to_dict(), "parameters": sum(p.numel() for p in parser.parameters()),
             "teachers": meta.get("teacher"), "corpus": meta.get("corpus"), "valid": meta.get("valid"),
             "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": meta.get("train"),
-            "self_training_recipe": meta.get("recipe")}
+            "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement")}
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
@@ -147,6 +147,9 @@ def span_parser_text(span: dict) -> str:
     if span.get("teachers"):
         teachers = span["teachers"] if isinstance(span["teachers"], list) else [span["teachers"]]
         text += f"; self-trained on the trees of {', '.join(map(str, teachers))}"
+    agreement = span.get("teacher_agreement")
+    if isinstance(agreement, list) and agreement:
+        text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"
     if span.get("epochs") is not None:
         text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
     if span.get("valid_loss") is not None:

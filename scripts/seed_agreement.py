@@ -10,13 +10,12 @@ told about the bundled models' seeds (an odd English seed, yes; the best seed in
 """
 import argparse
 import itertools
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.evaluation.metrics import sentence_f1  # noqa: E402
+from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement  # noqa: E402
 from onlstm_cli.induction.parser import ModelCache, parse_lines  # noqa: E402
 from onlstm_cli.induction.trees import tree_spans  # noqa: E402
 
@@ -36,15 +35,14 @@ def main() -> None:
     spans = {path: [tree_spans(p.tree) if p.tree is not None else set()
                     for p in parse_lines(lines, model=path, cache=cache, pretokenized=args.pretokenized)]
              for path in args.models}
-    agreement = {}
+    trees = [spans[path] for path in args.models]
+    pair, mean = pairwise_agreement(trees), mutual_agreement(trees)
     print(f"| model | model | agreement (mean sentence F1, {len(lines)} lines) |\n|---|---|---|")
-    for a, b in itertools.combinations(args.models, 2):
-        both = [(sentence_f1(x, y) + sentence_f1(y, x)) / 2 for x, y in zip(spans[a], spans[b])]
-        agreement[a, b] = agreement[b, a] = 100 * statistics.mean(both)
-        print(f"| {a} | {b} | {agreement[a, b]:.2f} |")
+    for a, b in itertools.combinations(range(len(args.models)), 2):
+        print(f"| {args.models[a]} | {args.models[b]} | {100 * pair[a, b]:.2f} |")
     print("\n| model | mean agreement with the others |\n|---|---|")
-    for a in args.models:
-        print(f"| {a} | {statistics.mean(agreement[a, b] for b in args.models if b != a):.2f} |")
+    for path, value in zip(args.models, mean):
+        print(f"| {path} | {100 * value:.2f} |")
 
 
 if __name__ == "__main__":

@@ -95,3 +95,16 @@ def test_balanced_baseline_on_ud_chinese_dev():
     gold = read_gold(UD_ZH_DEV)
     assert len(gold) == 500
     assert evaluate(gold, baselines(gold, "balanced"))["sentence_f1"] == 17.05
+
+
+def test_mutual_agreement_is_each_models_mean_symmetric_f1_with_the_others():
+    from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement, sentence_f1
+    a, b, c = {(0, 2), (0, 3)}, {(0, 2), (1, 3)}, {(1, 3), (2, 4)}
+    first, copy, odd = [a, b], [a, b], [b, c]
+    pair = pairwise_agreement([first, copy, odd])
+    assert pair[0, 1] == pair[1, 0] == pytest.approx(1.0)
+    expected = ((sentence_f1(a, b) + sentence_f1(b, a)) / 2 + (sentence_f1(b, c) + sentence_f1(c, b)) / 2) / 2
+    assert pair[0, 2] == pair[2, 0] == pytest.approx(expected)
+    agreement = mutual_agreement([first, copy, odd])
+    assert agreement[0] == agreement[1] == pytest.approx((1 + expected) / 2)
+    assert agreement[2] == pytest.approx(expected) and agreement[2] < agreement[0]  # the odd one out shows

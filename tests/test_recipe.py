@@ -5,6 +5,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,39 @@ def corpus(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory, corpus) -> Path:
-    """A whole tiny recipe, run once: two language models, then the span parser on their votes."""
+def finished_run(tmp_path_factory, corpus) -> tuple[Path, str]:
+    """A whole tiny recipe, run once: two language models side by side, then the span parser on their votes."""
     out = tmp_path_factory.mktemp("recipe-out") / "tiny.onlstm"
-    result = onlstm(recipe_args(corpus, out))
+    result = onlstm(recipe_args(corpus, out, "--side-by-side", "2"))
     assert result.returncode == 0, result.stderr
-    return out
+    return out, result.stderr
+
+
+@pytest.fixture(scope="module")
+def finished(finished_run) -> Path:
+    return finished_run[0]
+
+
+def test_the_language_models_train_side_by_side_each_log_line_naming_its_seed(finished_run):
+    out, log = finished_run
+    assert "2 language models, 2 at a time side by side (1 thread each)" in log
+    for seed in (1111, 1112):
+        lines = [line for line in log.splitlines() if line.startswith(f"[seed {seed}] ")]
+        assert any("corpus:" in line for line in lines) and any("end of epoch 2" in line for line in lines)
+    record = json.loads((out.parent / "tiny.onlstm.recipe.json").read_text())
+    assert [t["seed"] for t in record["teachers"]] == [1111, 1112]  # in seed order, whichever ended first
+    assert all(t["epochs"] == 2 for t in record["teachers"])
+
+
+def test_the_recipe_records_how_much_each_teacher_agrees_with_the_others(finished_run):
+    out, log = finished_run
+    record = json.loads((out.parent / "tiny.onlstm.recipe.json").read_text())
+    agreement = [t["agreement"] for t in record["teachers"]]
+    assert len(agreement) == 2 and all(0 <= a <= 100 for a in agreement)
+    assert agreement[0] == agreement[1]  # with two teachers, each agrees with the other alike
+    assert f"tiny.lm-seed1111.onlstm {agreement[0]:.2f}, tiny.lm-seed1112.onlstm" in log
+    archive_meta = torch.load(out, weights_only=True)["span_parser"]["meta"]
+    assert archive_meta["teacher_agreement"] == agreement
 
 
 def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(finished):
@@ -101,8 +129,89 @@ def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, 
     assert out.is_file() and (tmp_path / "r.lm-seed1112.onlstm").is_file()
 
 
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def side_by_side_args(corpus: Path, out: Path, epochs: int = 30) -> list[str]:
+    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", str(epochs), *TINY,
+            "--side-by-side", "2"]
+
+
+def start_side_by_side(corpus: Path, out: Path) -> tuple[subprocess.Popen, list[str]]:
+    """A side-by-side recipe, returned once both language models have finished an epoch."""
+    args = side_by_side_args(corpus, out)
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *args], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen, training = [], set()
+    for line in process.stderr:
+        seen.append(line)
+        if "end of epoch 1 " in line:
+            training.add(line.split("]")[0])
+        if len(training) == 2:
+            return process, seen
+    raise AssertionError("".join(seen))
+
+
+def test_a_signal_to_a_side_by_side_recipe_stops_every_model_at_a_checkpoint_and_a_rerun_resumes_them(
+        corpus, tmp_path):
+    out = tmp_path / "s.onlstm"
+    process, seen = start_side_by_side(corpus, out)
+    process.send_signal(signal.SIGTERM)
+    rest = process.communicate(timeout=120)[1]
+    assert process.returncode == 143, "".join(seen) + rest
+    assert "rerun the same command" in rest
+    record = json.loads((tmp_path / "s.onlstm.recipe.json").read_text())
+    assert record["teachers"] == [] and record["span_parser"] is None
+    for seed in (1111, 1112):
+        assert (tmp_path / f"s.lm-seed{seed}.onlstm.ckpt").is_file()
+    result = onlstm(side_by_side_args(corpus, out, epochs=2))
+    assert result.returncode == 2 and "records a recipe with train.epochs = 30" in result.stderr  # same command only
+    process, seen = start_side_by_side(corpus, out)  # the same command: both go on from their checkpoints
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=120)
+    assert process.returncode == 130
+    for seed in (1111, 1112):
+        assert any(f"(seed {seed})" in line and "resumed from its checkpoint" in line for line in seen), seen
+
+
+def test_the_models_of_a_killed_recipe_stop_themselves_at_a_checkpoint(corpus, tmp_path):
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc to find the recipe's processes")
+    out = tmp_path / "k.onlstm"
+    process, seen = start_side_by_side(corpus, out)
+    workers = children(process.pid)
+    assert len(workers) >= 2, workers  # the two seeds (and spawn's resource tracker)
+    process.kill()
+    process.wait()
+    for _ in range(120):
+        if not any(Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid) for pid in workers):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the language models went on training after the recipe was killed")
+    for seed in (1111, 1112):
+        assert (tmp_path / f"k.lm-seed{seed}.onlstm.ckpt").is_file()
+
+
+def _state(pid: int) -> str:
+    try:
+        return {"Z": "zombie"}.get(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0], "running")
+    except OSError:
+        return "zombie"
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--seeds", "0"], "--seeds must be at least 1"),
+    (["--side-by-side", "0"], "--side-by-side must be at least 1"),
     (["--teacher", "en"], "either --seeds or --teacher"),
 ])
 def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message):
@@ -132,6 +241,7 @@ def test_info_shows_the_recipe_of_a_file_it_made(finished):
     text = info_text(model_info(finished))
     assert "recipe (train --seeds 2): seed 1111 (valid ppl" in text and "seed 1112" in text
     assert "stage times: language models" in text
+    assert "each one's agreement with the others, validation text" in text
 
 
 def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):

@@ -193,7 +193,8 @@ def train(
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
     right_branching: Optional[float] = typer.Option(None, "--right-branching", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1); default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']:g} with --seeds."),
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
-    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} split evenly between the language models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped. 1: one language model, no recipe."),
+    side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread of --threads (one a core without it), at most --seeds; 1 on a GPU."),
+    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped. 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
@@ -221,7 +222,8 @@ def train(
         if seeds > 1:
             from onlstm_cli.induction.recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
-                                resume, reporter, log=lambda line: typer.echo(line, err=True))
+                                resume, reporter, log=lambda line: typer.echo(line, err=True),
+                                side_by_side=side_by_side)
         else:
             try:
                 result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,

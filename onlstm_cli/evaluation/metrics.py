@@ -31,6 +31,25 @@ def sentence_f1(pred_spans: set[Span], gold_spans: set[Span]) -> float:
     return _f1(len(pred_spans & gold_spans), len(pred_spans), len(gold_spans))
 
 
+def pairwise_agreement(trees: list[list[set[Span]]]) -> dict[tuple[int, int], float]:
+    """For every pair (a, b) of models, both ways round, from each model's spans of the same sentences: the
+    mean over sentences of the symmetric sentence F1 (the mean of either way), in [0, 1]. No gold is read."""
+    pair = {}
+    for a in range(len(trees)):
+        for b in range(a + 1, len(trees)):
+            both = [(sentence_f1(x, y) + sentence_f1(y, x)) / 2 for x, y in zip(trees[a], trees[b])]
+            pair[a, b] = pair[b, a] = sum(both) / max(len(both), 1)
+    return pair
+
+
+def mutual_agreement(trees: list[list[set[Span]]]) -> list[float]:
+    """Each model's mean pairwise_agreement with the others: a seed well below the others is an odd run
+    (models/README.md)."""
+    pair = pairwise_agreement(trees)
+    return [sum(pair[a, b] for b in range(len(trees)) if b != a) / max(len(trees) - 1, 1)
+            for a in range(len(trees))]
+
+
 def corpus_f1(pairs: Iterable[tuple[set[Span], set[Span]]]) -> float:
     """Micro F1 in [0, 1] over (pred_spans, gold_spans) pairs: counts summed, then F1."""
     overlap = n_pred = n_gold = 0

@@ -5,13 +5,14 @@
     stage 2   a span parser trained on the votes of their trees (self_training.py), written to --out
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
-of several are not. The seeds run one after another, each on all the threads it is given: on the 2-core
-machines this project is built on, two runs side by side are no faster than one after the other, and one
-process keeps one log a person can follow.
+of several are not. The seeds train side by side, one process each with an equal share of the threads
+(side_by_side.py), as many at once as there are threads (one a core by default); with one thread, or
+--side-by-side 1, they run one after another in this process.
 
-Time: --time-budget B is for the whole recipe. The language models get `lm_share` × B, an equal part each
-(counted over a model's resumed runs, as plain training counts it); the span parser stage gets the rest, the
-teachers' parse of the text included.
+Time: --time-budget B is for the whole recipe. The language models get `lm_share` × B; the models that train
+at once share it out in rounds, so each gets lm_share × B / ⌈K / side-by-side⌉ (counted over a model's resumed
+runs, as plain training counts it); the span parser stage gets the rest, the teachers' parse of the text
+included.
 
 OUT.recipe.json records the options (rerunning the command with other options is refused), the stages
 finished, each teacher's validation perplexity and the stage times; the final file's span-parser meta keeps
@@ -35,6 +36,7 @@ from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, T
 from onlstm_cli.text.corpus import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
+from onlstm_cli.induction import side_by_side
 
 RECIPE_VERSION = 1
 
@@ -132,18 +134,24 @@ class RecipeRun:
             "corpus": str(corpus.resolve()), "corpus_bytes": corpus.stat().st_size,
             "valid": str(Path(self.valid).resolve()), "model": self.model_config,
             "train": {k: v for k, v in asdict(self.train_config).items() if k not in ("threads", "device")},
-            "recipe": asdict(self.recipe), "span_parser": {k: v for k, v in asdict(self.self_train).items()
+            "recipe": {k: v for k, v in asdict(self.recipe).items() if k != "side_by_side"}, "span_parser": {k: v for k, v in asdict(self.self_train).items()
                                                            if k != "checkpoint_every"}, "lm": lm}, default=str))
 
     def seeds(self) -> list[int]:
         return [self.train_config.seed + k for k in range(self.recipe.seeds)]
+
+    def slots(self) -> int:
+        """Language models trained at once."""
+        return side_by_side.slots(self.recipe.seeds, self.train_config.threads, self.train_config.device,
+                                  self.recipe.side_by_side)
 
     def budgets(self) -> tuple[float | None, float | None]:
         """(each language model's, the span parser stage's) share of the time budget."""
         total = self.train_config.time_budget
         if total is None:
             return None, None
-        return total * self.recipe.lm_share / self.recipe.seeds, total * (1 - self.recipe.lm_share)
+        rounds = side_by_side.waves(self.recipe.seeds, self.slots())
+        return total * self.recipe.lm_share / rounds, total * (1 - self.recipe.lm_share)
 
     def run(self) -> "RecipeResult":
         state = load_state(self.out, self.options())
@@ -157,12 +165,16 @@ class RecipeRun:
     def stages(self, state: RecipeState) -> "RecipeResult":
         done = {t["seed"] for t in state.teachers}
         started = time.monotonic()
-        for number, seed in enumerate(self.seeds(), 1):
-            if seed in done:
-                continue
-            result = self.train_language_model(state, number, seed)
-            if result.interrupted:
-                return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+        pending = [(number, seed) for number, seed in enumerate(self.seeds(), 1) if seed not in done]
+        if len(pending) > 1 and self.slots() > 1:
+            stop = self.train_language_models_side_by_side(state, pending)
+            if stop:
+                return RecipeResult(self.out, state, interrupted=True, stop_signal=stop)
+        else:
+            for number, seed in pending:
+                result = self.train_language_model(state, number, seed)
+                if result.interrupted:
+                    return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
         if state.span_parser is None:
             result = self.train_span_parser(state)
             if result.interrupted:
@@ -186,15 +198,65 @@ class RecipeRun:
         state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
             time.monotonic() - before
         if not result.interrupted:
-            if not path.exists():
-                raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
-            state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": _rounded(result.best_valid_ppl),
-                                   "epochs": round(result.epochs_done, 3), "seconds": round(result.seconds, 1)})
-            self.log(f"recipe: language model {number} of {self.recipe.seeds} (seed {seed}) done: "
-                     f"{result.epochs_done:.2f} epochs in {result.seconds / 60:.1f} min, validation perplexity "
-                     f"{_rounded(result.best_valid_ppl)}")
+            self.record_language_model(state, number, seed, result.best_valid_ppl, result.epochs_done,
+                                       result.seconds)
         state.save(self.out)
         return result
+
+    def record_language_model(self, state: RecipeState, number: int, seed: int, valid_ppl, epochs: float,
+                              seconds: float) -> None:
+        path = lm_path(self.out, seed)
+        if not path.exists():
+            raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
+        state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": _rounded(valid_ppl),
+                               "epochs": round(epochs, 3), "seconds": round(seconds, 1)})
+        state.teachers.sort(key=lambda t: t["seed"])  # side by side, they end in any order
+        self.log(f"recipe: language model {number} of {self.recipe.seeds} (seed {seed}) done: {epochs:.2f} epochs "
+                 f"in {seconds / 60:.1f} min, validation perplexity {_rounded(valid_ppl)}")
+
+    def train_language_models_side_by_side(self, state: RecipeState, pending: list[tuple[int, int]]) -> int:
+        """Stage 1 with one process a seed (side_by_side.py); returns the signal that stopped it, else 0.
+        Each model is recorded as it ends, so an interruption loses none that finished."""
+        lm_budget, _ = self.budgets()
+        slots = min(self.slots(), len(pending))
+        threads = side_by_side.threads_each(slots, self.train_config.threads)
+        jobs = []
+        for number, seed in pending:
+            path = lm_path(self.out, seed)
+            ckpt = checkpoint_path(path)
+            config = replace(self.train_config, seed=seed, time_budget=lm_budget, threads=threads)
+            jobs.append(side_by_side.SeedJob(seed, number, self.corpus, path, self.valid, dict(self.model_config),
+                                             config, self.lm_options, ckpt if ckpt.exists() else None))
+        self.log(f"recipe: stage 1 of 2, {len(pending)} language models, {slots} at a time side by side "
+                 f"({threads} thread{'s' if threads > 1 else ''} each); {self.eta_text(state, pending[0][0])}")
+        failures = []
+
+        def started(job):
+            self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
+                     f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]")
+
+        def finished(job, outcome):
+            if "error" in outcome:
+                failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
+            elif not outcome["interrupted"]:
+                try:
+                    self.record_language_model(state, job.number, job.seed, outcome["best_valid_ppl"],
+                                               outcome["epochs_done"], outcome["seconds"])
+                except TrainingError as e:  # said once the others have stopped
+                    failures.append(str(e))
+                    outcome["error"] = str(e)
+            state.save(self.out)
+
+        before = time.monotonic()
+        try:
+            stop = side_by_side.train_side_by_side(jobs, slots, started, finished)
+        finally:
+            state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
+                time.monotonic() - before
+            state.save(self.out)
+        if failures:
+            raise TrainingError("; ".join(failures) + " (rerun the same command to go on from the checkpoints)")
+        return stop
 
     def train_span_parser(self, state: RecipeState):
         from onlstm_cli.modelfile import load_model
@@ -218,6 +280,9 @@ class RecipeRun:
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1)}
+            for teacher, agreement in zip(sorted(state.teachers, key=lambda t: t["seed"]),
+                                          result.teacher_agreement or []):
+                teacher["agreement"] = agreement
         state.save(self.out)
         return result
 
@@ -228,14 +293,15 @@ class RecipeRun:
 
     def eta_text(self, state: RecipeState, number: int) -> str:
         lm_budget, span_budget = self.budgets()
+        rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
         if lm_budget is not None:
-            left = lm_budget * (self.recipe.seeds - number + 1) + span_budget
+            left = lm_budget * rounds + span_budget
             return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
         if not state.teachers:
             return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
         per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
         return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
-                f"{per_model * (self.recipe.seeds - number + 1) / 60:.1f} min; then the span parser")
+                f"{per_model * rounds / 60:.1f} min; then the span parser")
 
 
 @dataclass
@@ -258,13 +324,15 @@ class RecipeResult:
 
 def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
                right_branching: float | None = None, resume=None, reporter=None, log=print,
-               self_train: SelfTrainConfig | None = None) -> RecipeResult:
+               self_train: SelfTrainConfig | None = None, side_by_side: int | None = None) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same."""
     from onlstm_cli.lm.train import LineReporter
     corpus, out = Path(corpus), Path(out)
-    recipe = RecipeConfig(seeds=seeds)
+    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side)
+    if side_by_side is not None and side_by_side < 1:
+        raise TrainingError("--side-by-side must be at least 1")
     if right_branching is not None:
         recipe.right_branching = right_branching
     if recipe.right_branching < 0:

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from onlstm_cli import __version__
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.evaluation.metrics import mutual_agreement
 from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.text.corpus import TrainingError, read_corpus
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
@@ -43,6 +44,7 @@ class SelfTrainResult:
     stopped_by_time: bool = False
     interrupted: bool = False
     stop_signal: int = 0
+    teacher_agreement: list | None = None  # with several teachers: each one's mean agreement with the others (%)
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
@@ -50,25 +52,38 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
     """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
     votes whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
     `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
-    parser.sentence_distances). A teacher parses with its language model's layer and split rule, so a
-    self-trained file teaches with its language model's trees, unless `span_parsers` (a second round: a
-    self-trained teacher teaches with its span parser's trees). `right_branching`: the
-    weight of one more voter, the right-branching tree (each teacher weighs 1), a prior toward English-like
-    trees that lifted ON-LSTM ensembles in the literature (models/README.md)."""
-    votes: list[dict] = [{} for _ in sentences]
-    total = len(teachers) + right_branching
-    for teacher in teachers:
-        own = span_parsers and teacher.span_parser is not None
-        distances = sentence_distances(teacher, sentences, None if own else teacher.parse_layer, batch_size,
-                                       model_tokens=model_tokens)
-        rule = split_rule(teacher) if own else teacher.split
-        for counts, d in zip(votes, distances):
-            for span in tree_spans(build_tree(d, list(range(len(d))), rule)):
+    parser.sentence_distances). `right_branching`: the weight of one more voter, the right-branching tree
+    (each teacher weighs 1), a prior toward English-like trees that lifted ON-LSTM ensembles in the
+    literature (models/README.md)."""
+    trees = [teacher_trees(t, sentences, batch_size, model_tokens, span_parsers) for t in teachers]
+    return vote(trees, [len(words) for words in sentences], right_branching)
+
+
+def teacher_trees(teacher: LoadedModel, sentences: list[list[str]], batch_size: int = 64, model_tokens: bool = True,
+                  span_parsers: bool = False) -> list[set]:
+    """One teacher's constituents of each sentence. A teacher parses with its language model's layer and split
+    rule, so a self-trained file teaches with its language model's trees, unless `span_parsers` (a second
+    round: a self-trained teacher teaches with its span parser's trees)."""
+    own = span_parsers and teacher.span_parser is not None
+    distances = sentence_distances(teacher, sentences, None if own else teacher.parse_layer, batch_size,
+                                   model_tokens=model_tokens)
+    rule = split_rule(teacher) if own else teacher.split
+    return [tree_spans(build_tree(d, list(range(len(d))), rule)) for d in distances]
+
+
+def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0) -> list[dict]:
+    """Each sentence's spans with their share of the votes: every teacher's tree weighs 1, the right-branching
+    tree `right_branching`."""
+    votes: list[dict] = [{} for _ in lengths]
+    total = len(trees) + right_branching
+    for spans_of in trees:
+        for counts, spans in zip(votes, spans_of):
+            for span in spans:
                 counts[span] = counts.get(span, 0.0) + 1.0 / total
     if right_branching > 0:
-        for counts, words in zip(votes, sentences):
-            for start in range(1, len(words) - 1):  # right-branching: every suffix of two words or more
-                counts[(start, len(words))] = counts.get((start, len(words)), 0.0) + right_branching / total
+        for counts, n in zip(votes, lengths):
+            for start in range(1, n - 1):  # right-branching: every suffix of two words or more
+                counts[(start, n)] = counts.get((start, n), 0.0) + right_branching / total
     return votes
 
 
@@ -189,7 +204,8 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[
         data = votes_of(teachers, corpus, valid, train, log)  # after the checks: the parse takes a while
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
                    {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid),
-                    "train": asdict(train), "onlstm_version": __version__, **({"recipe": recipe} if recipe else {})},
+                    "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
+                    **({"recipe": recipe} if recipe else {})},
                    teachers[0])
         return run.loop(signals)
 
@@ -214,6 +230,7 @@ class Votes:
     valid_ids: list
     valid_spans: list
     eos_id: int
+    agreement: list | None = None  # per teacher, with several: its mean agreement with the others (in %)
 
 
 def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig, log) -> Votes:
@@ -230,10 +247,18 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         f"{len(valid_sentences):,} validation sentences")
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    vote = functools.partial(teacher_spans, teachers, right_branching=train.right_branching,
-                             span_parsers=train.span_parser_teachers)
-    return Votes([vocab.encode(s) for s in sentences], vote(sentences), [vocab.encode(s) for s in valid_sentences],
-                 vote(valid_sentences), vocab.eos_id)
+    trees_of = functools.partial(teacher_trees, span_parsers=train.span_parser_teachers)
+    train_votes = teacher_spans(teachers, sentences, right_branching=train.right_branching,
+                                span_parsers=train.span_parser_teachers)
+    valid_trees = [trees_of(t, valid_sentences) for t in teachers]
+    agreement = None
+    if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
+        agreement = [round(100 * a, 2) for a in mutual_agreement(valid_trees)]
+        log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text): "
+            + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+    return Votes([vocab.encode(s) for s in sentences], train_votes, [vocab.encode(s) for s in valid_sentences],
+                 vote(valid_trees, [len(s) for s in valid_sentences], train.right_branching), vocab.eos_id,
+                 agreement)
 
 
 def resumed(path, identity: dict, parser: SpanParser, optimizer, rng: random.Random) -> Progress:
@@ -290,7 +315,8 @@ class _Run:
         if not self.out.exists() and stop != "interrupt":
             raise TrainingError("the time budget ended before a span parser could be validated and saved")
         return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
-                               stop == "time", stop == "interrupt", int(signals.caught))
+                               stop == "time", stop == "interrupt", int(signals.caught),
+                               self.meta.get("teacher_agreement"))
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""

@@ -1,0 +1,182 @@
+"""The recipe's language models trained side by side: one process a seed, the threads shared out.
+
+An ON-LSTM's training step is a chain of small matrix products that one process cannot spread over many
+cores, so K seeds in K processes finish sooner than K seeds one after another on all the threads (on a
+2-core VM, benchmarks/README.md). Each process is a plain `train_model` run with its own checkpoint; its log
+lines carry its seed. A signal to the recipe is passed on to every process, each checkpoints and stops; a
+process whose parent died (kill -9) stops itself the same way, so nothing trains on unwatched.
+"""
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from onlstm_cli.config import TrainConfig
+
+
+def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> int:
+    """How many language models train at once: `asked`, else one a thread (one a core when --threads is not
+    given) up to `seeds`; one on a GPU, whose kernels one process already keeps busy."""
+    if asked is not None:
+        return max(1, min(asked, seeds))
+    if device == "cuda" or (device == "auto" and _cuda_available()):
+        return 1
+    return max(1, min(seeds, threads or os.cpu_count() or 1))
+
+
+def threads_each(slots: int, threads: int | None) -> int:
+    return max(1, (threads or os.cpu_count() or 1) // slots)
+
+
+def waves(seeds: int, slots: int) -> int:
+    """Rounds of training the K models take: each model's time budget is the stage's divided by this."""
+    return math.ceil(seeds / slots)
+
+
+def _cuda_available() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+@dataclass
+class SeedJob:
+    """One language model of the recipe, as its process trains it."""
+    seed: int
+    number: int                      # 1..K, for the log
+    corpus: Path
+    out: Path
+    valid: Path
+    model_config: dict
+    train_config: TrainConfig        # its seed, threads and time budget already set
+    lm_options: dict
+    resume: Path | None
+
+
+class _SeedStream:
+    """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable."""
+
+    def __init__(self, stream, prefix: str):
+        self.stream, self.prefix, self.at_line_start = stream, prefix, True
+
+    def write(self, text: str) -> int:
+        out = []
+        for piece in text.splitlines(keepends=True):
+            out.append((self.prefix if self.at_line_start else "") + piece)
+            self.at_line_start = piece.endswith("\n")
+        self.stream.write("".join(out))
+        self.stream.flush()
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stop_when_orphaned(parent: int) -> None:
+    """SIGTERM to ourselves once the recipe's process is gone: training checkpoints and ends."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def train_seed(job: SeedJob, results, parent: int) -> None:
+    """The body of a seed's process: train, then put (seed, outcome) on `results`."""
+    from onlstm_cli.lm.train import LineReporter, train_model
+    sys.stderr = _SeedStream(sys.__stderr__, f"[seed {job.seed}] ")
+    _stop_when_orphaned(parent)
+    try:
+        result = train_model(job.corpus, job.out, dict(job.model_config), job.train_config, valid=job.valid,
+                             resume=job.resume, reporter=LineReporter(), **job.lm_options)
+        outcome = {"interrupted": result.interrupted, "stop_signal": result.stop_signal,
+                   "best_valid_ppl": result.best_valid_ppl, "epochs_done": result.epochs_done,
+                   "seconds": result.seconds}
+    except Exception as e:  # said in the recipe's one line; the traceback helps no user
+        outcome = {"error": str(e) or type(e).__name__}
+    results.put((job.seed, outcome))
+
+
+class _ForwardSignals:
+    """While the processes run: Ctrl-C or SIGTERM to the recipe is passed on to each of them (they
+    checkpoint and stop), and remembered so that no new seed starts."""
+
+    def __init__(self, running: dict):
+        self.running, self.caught, self.previous = running, 0, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self.catch)
+        return self
+
+    def catch(self, signum, frame):
+        self.caught = self.caught or signum
+        self.stop_all(signal.SIGTERM)
+
+    def stop_all(self, signum: int) -> None:
+        for process in self.running.values():
+            if process.is_alive():
+                os.kill(process.pid, signum)
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished) -> int:
+    """Train the jobs, at most `slots` at once. `started(job)` and `finished(job, outcome)` are called in
+    this process as each starts and ends (outcome: train_seed's dict, or {"error": …} for a process that
+    died without one). Returns the signal that stopped the stage, 0 when every job ran to its end."""
+    context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-state
+    results = context.Queue()
+    waiting, running, by_seed = list(jobs), {}, {job.seed: job for job in jobs}
+    stop = 0
+    with _ForwardSignals(running) as signals:
+        while running or (waiting and not (stop or signals.caught)):  # once stopped, no seed starts
+            stop = stop or signals.caught
+            while waiting and len(running) < slots and not stop:
+                job = waiting.pop(0)
+                running[job.seed] = context.Process(target=train_seed, args=(job, results, os.getpid()))
+                running[job.seed].start()
+                started(job)
+            for seed, outcome in _collect(results, running):
+                running.pop(seed).join()
+                finished(by_seed[seed], outcome)
+                if outcome.get("interrupted") or "error" in outcome:
+                    stop = stop or outcome.get("stop_signal") or signal.SIGTERM
+                    signals.stop_all(signal.SIGTERM)  # the others checkpoint and stop: a rerun goes on
+    return stop or signals.caught
+
+
+def _collect(results, running: dict, wait_s: float = 1.0) -> list:
+    """(seed, outcome) of the processes that ended: what they said, or an error for one that died silent."""
+    ended = _drain(results, wait_s)
+    said = {seed for seed, _ in ended}
+    dead = [seed for seed, process in running.items() if seed not in said and process.exitcode is not None]
+    if dead:
+        ended += _drain(results, wait_s)  # a result put just before its process ended may still be in the pipe
+        said = {seed for seed, _ in ended}
+        ended += [(seed, {"error": f"its process ended with exit code {running[seed].exitcode} and no result"})
+                  for seed in dead if seed not in said]
+    return ended
+
+
+def _drain(results, wait_s: float) -> list:
+    ended = []
+    try:
+        ended.append(results.get(timeout=wait_s))
+        while True:
+            ended.append(results.get_nowait())
+    except queue.Empty:
+        return ended
