@@ -288,3 +288,44 @@ def test_json_never_holds_nan():
     line = to_json(["a", ["b", "c"]], [1.5, float("nan"), float("inf")])
     assert "NaN" not in line and "Infinity" not in line
     assert json.loads(line)["distances"] == [1.5, None, None]
+
+
+MULTIWORD = """# text = Gosto do livro.
+1\tGosto\tgostar\tVERB\t_\t_\t0\troot\t_\t_
+2-3\tdo\t_\t_\t_\t_\t_\t_\t_\t_
+2\tde\tde\tADP\t_\t_\t4\tcase\t_\t_
+3\to\to\tDET\t_\t_\t4\tdet\t_\t_
+4\tlivro\tlivro\tNOUN\t_\t_\t1\tobl\t_\t_
+5\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_
+
+"""
+
+
+def test_conllu_multiword_tokens_are_kept_as_the_text_shows_them(tmp_path):
+    path = tmp_path / "pt.conllu"
+    path.write_text(MULTIWORD + MULTIWORD.replace("2-3\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n", ""), encoding="utf-8")
+    joined, plain = read_gold(path)
+    assert joined.words == ["Gosto", "de", "o", "livro"]  # the tree's words, scored as before
+    assert joined.spans == {(1, 4)}
+    assert joined.as_written() == (["Gosto", "do", "livro"], [0, 1, None, 2])
+    assert plain.tokens is None and plain.as_written() == (["Gosto", "de", "o", "livro"], [0, 1, 2, 3])
+
+
+def test_a_model_reads_a_treebank_as_written_and_each_word_gets_its_tokens_distance(tmp_path, monkeypatch,
+                                                                                    tiny_model_path):
+    """A model trained on raw Portuguese read "do", never "de o": it is given "do", and "o", inside that
+    token, gets no boundary of its own (the lowest distance of the sentence)."""
+    from onlstm_cli.evaluation import model_scores
+    path = tmp_path / "pt.conllu"
+    path.write_text(MULTIWORD, encoding="utf-8")
+    read = []
+
+    def fake_distances(loaded, sentences, layer=None, all_layers=False, **options):
+        read.extend(sentences)
+        d = [[3.0, 5.0, 4.0][:len(s)] for s in sentences]
+        return [[x] * loaded.config.n_layers for x in d] if all_layers else d
+
+    monkeypatch.setattr(model_scores, "sentence_distances", fake_distances)
+    _, systems, (trees, distances) = model_scores.score_model(read_gold(path), str(tiny_model_path))
+    assert read[0] == ["gosto", "do", "livro"]
+    assert distances[0] == [3.0, 5.0, 2.0, 4.0]

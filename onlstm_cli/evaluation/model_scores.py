@@ -6,7 +6,7 @@ from pathlib import Path
 
 from onlstm_cli.evaluation.metrics import evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
-from onlstm_cli.induction.parser import ModelCache, resolve_model, sentence_distances
+from onlstm_cli.induction.parser import ModelCache, distances_of_words, resolve_model, sentence_distances
 from onlstm_cli.induction.trees import build_tree
 
 
@@ -26,9 +26,12 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
               "layer": None if by_span_parser else layer, "valid_ppl": loaded.meta.get("valid_ppl")}
     if by_span_parser and all_layers:
         fields["layer_split"] = layer_split  # the language model's rows
-    normalized = [[loaded.tokenizer.normalize(w) for w in s.words] for s in sentences]
-    per_layer = None if by_span_parser and not all_layers else sentence_distances(loaded, normalized, layer,
-                                                                                  all_layers=True)
+    readings = [s.as_written() for s in sentences]  # the text as the model was trained on it
+    normalized = [[loaded.tokenizer.normalize(t) for t in tokens] for tokens, _ in readings]
+    per_layer = None
+    if not by_span_parser or all_layers:
+        per_layer = [[distances_of_words(d, starts) for d in layers] for layers, (_, starts) in
+                     zip(sentence_distances(loaded, normalized, layer, all_layers=True), readings)]
 
     def layer_trees(k: int):
         return [build_tree(d[k - 1], s.words, layer_split) for d, s in zip(per_layer, sentences)]
@@ -38,7 +41,8 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
         fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
     systems = {}
     if by_span_parser:
-        distances = sentence_distances(loaded, normalized)
+        distances = [distances_of_words(d, starts) for d, (_, starts) in
+                     zip(sentence_distances(loaded, normalized), readings)]
         shown = ([build_tree(d, s.words, "symmetric") for d, s in zip(distances, sentences)], distances)
         systems["span parser (self-trained)"] = score(sentences, shown[0])
     else:

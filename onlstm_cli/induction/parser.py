@@ -191,13 +191,17 @@ def _model_distances(loaded, sentences: Sequence[Sequence[str]], reader, all_lay
         return reader(sentences)
     readings = [loaded.tokenizer.reading(words, recut) for words in sentences]
     per_sentence = reader([units for units, _ in readings])
-
-    def of_words(d: list[float], starts: list[int | None]) -> list[float]:
-        inside = min(d, default=0.0) - 1.0
-        return [inside if i is None else d[i] for i in starts]
     if all_layers:
-        return [[of_words(d, starts) for d in layers] for layers, (_, starts) in zip(per_sentence, readings)]
-    return [of_words(d, starts) for d, (_, starts) in zip(per_sentence, readings)]
+        return [[distances_of_words(d, starts) for d in layers] for layers, (_, starts) in zip(per_sentence, readings)]
+    return [distances_of_words(d, starts) for d, (_, starts) in zip(per_sentence, readings)]
+
+
+def distances_of_words(unit_distances: list[float], starts: list[int | None]) -> list[float]:
+    """Each word's distance from the distances of the units read: the distance of the unit the word begins
+    (`starts`), or, for a word that begins inside a unit (None), less than any distance of the sentence: it
+    is bound to the word before it more tightly than any boundary the model read."""
+    inside = min(unit_distances, default=0.0) - 1.0
+    return [inside if i is None else unit_distances[i] for i in starts]
 
 
 def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:

@@ -50,6 +50,22 @@ class GoldSentence:
     # Index in all_words of each kept word; read_predicted needs it to drop punctuation
     # from trees given over all_words.
     kept_positions: list[int] = field(default_factory=list)
+    # Where CoNLL-U multiword tokens join words (Portuguese "do" = de + o, Spanish "dámelo"): the text as
+    # written, one token per multiword token or word, over the kept words, and each kept word's token. A
+    # model reads the text as it was trained on it (model_scores.py); None when every token is one word.
+    tokens: Optional[list[str]] = None
+    token_of_word: Optional[list[int]] = None
+
+    def as_written(self) -> tuple[list[str], list[Optional[int]]]:
+        """(the tokens a reader of the text sees, for each kept word the index of the token it begins, or None
+        for a word inside a multiword token after its first)."""
+        if self.tokens is None or self.token_of_word is None:
+            return list(self.words), list(range(len(self.words)))
+        starts, seen = [], set()
+        for token in self.token_of_word:
+            starts.append(None if token in seen else token)
+            seen.add(token)
+        return list(self.tokens), starts
 
 
 # --- output formats ---------------------------------------------------------------------------
@@ -366,10 +382,11 @@ def _looks_like_conllu(path: Path, text: str) -> bool:
 
 
 def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str,
-                      number: int = 1) -> Optional[GoldSentence]:
+                      number: int = 1, multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
     """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
 
-    `number`: the sentence's place in the file (1-based), for messages."""
+    `number`: the sentence's place in the file (1-based), for messages. `multiword`: the sentence's
+    multiword tokens, (first word id, last word id, form)."""
     count = len(rows)
     heads: list[int] = []  # 0-based head token, -1 for the root
     root_id: Optional[int] = None
@@ -427,6 +444,7 @@ def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str
         spans.add(span)
         labels.setdefault(span, set()).add(upos[head])
 
+    tokens, token_of_word = _written_tokens(all_words, kept_positions, multiword or [])
     return GoldSentence(
         words=[all_words[i] for i in kept_positions],
         all_words=all_words,
@@ -435,12 +453,34 @@ def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str
         labels=labels,
         source=source,
         kept_positions=kept_positions,
+        tokens=tokens,
+        token_of_word=token_of_word,
     )
+
+
+def _written_tokens(all_words: list[str], kept_positions: list[int], multiword: list[tuple[int, int, str]]
+                    ) -> tuple[Optional[list[str]], Optional[list[int]]]:
+    """The kept words' tokens as written: a multiword token once, for all of its kept words."""
+    if not multiword:
+        return None, None
+    token_at = {}  # 0-based word position → (multiword token number, its form)
+    for number, (first, last, form) in enumerate(multiword):
+        for position in range(first - 1, min(last, len(all_words))):
+            token_at[position] = (number, form)
+    tokens, token_of_word, index_of = [], [], {}
+    for position in kept_positions:
+        key, form = token_at.get(position, (("word", position), all_words[position]))
+        if key not in index_of:
+            index_of[key] = len(tokens)
+            tokens.append(form)
+        token_of_word.append(index_of[key])
+    return tokens, token_of_word
 
 
 def _read_conllu(path: Path, text: str) -> list[GoldSentence]:
     sentences: list[GoldSentence] = []
     rows: list[tuple[int, list[str]]] = []
+    multiword: list[tuple[int, int, str]] = []  # the block's multiword tokens: first and last word id, form
     block_start: Optional[int] = None
     number = 0  # sentences of the file so far
 
@@ -448,14 +488,14 @@ def _read_conllu(path: Path, text: str) -> list[GoldSentence]:
         nonlocal number
         if rows:
             number += 1
-            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number)
+            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number, multiword)
             if sentence is not None:
                 sentences.append(sentence)
 
     for line_number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             finish_block()
-            rows, block_start = [], None
+            rows, multiword, block_start = [], [], None
             continue
         if block_start is None:
             block_start = line_number
@@ -465,8 +505,14 @@ def _read_conllu(path: Path, text: str) -> list[GoldSentence]:
         if len(fields) != 10:
             raise GoldFormatError(f"{path}:{line_number}: expected 10 tab-separated fields, "
                                   f"found {len(fields)}")
-        # Multiword tokens (1-2) and empty nodes (1.1) are not words of the basic tree.
-        if "-" in fields[0] or "." in fields[0]:
+        # Multiword tokens (1-2) and empty nodes (1.1) are not words of the basic tree; a multiword token is
+        # what the text shows, though (GoldSentence.tokens).
+        if "-" in fields[0]:
+            first, _, last = fields[0].partition("-")
+            if first.isdigit() and last.isdigit() and int(first) <= int(last):
+                multiword.append((int(first), int(last), fields[1]))
+            continue
+        if "." in fields[0]:
             continue
         rows.append((line_number, fields))
     finish_block()
