@@ -4,6 +4,7 @@
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
     python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
+    python benchmarks/bench_speed.py --only recipe  # train --seeds 2: the two language models side by side or not
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
 numbers in benchmarks/README.md come from this script.
@@ -304,9 +305,33 @@ def bench_memory() -> list[tuple[str, float, str]]:
     return [("peak RSS, training 200/400 on PTB with validation (120 s)", rss / 1024, "MiB")]
 
 
+def bench_recipe(repeats: int, threads: int) -> list[tuple[str, float, str]]:
+    """`train --seeds 2`'s language-model stage (1 epoch each on 4,000 PTB lines), the two models one after
+    the other on all the threads against side by side with the threads shared: the stage's wall time from
+    the recipe's record, medians over the repeats, the two ways alternating."""
+    import json
+    lines = (DATA / "ptb-lm" / "ptb.train.txt").read_text().splitlines()
+    seconds = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, valid = Path(tmp, "train.txt"), Path(tmp, "valid.txt")
+        corpus.write_text("\n".join(lines[:4000]) + "\n")
+        valid.write_text("\n".join((DATA / "ptb-lm" / "ptb.valid.txt").read_text().splitlines()[:300]) + "\n")
+        for repeat in range(repeats):
+            for slots in (1, 2):
+                out = Path(tmp, f"r{repeat}-{slots}.onlstm")
+                run_cli(["train", str(corpus), "--valid", str(valid), "-o", str(out), "--seeds", "2", "--epochs", "1",
+                         "--time-budget", "none", "--threads", str(threads), "--side-by-side", str(slots)])
+                record = json.loads(Path(str(out) + ".recipe.json").read_text())
+                seconds[slots].append(record["stage_seconds"]["language_models"])
+    one, two = statistics.median(seconds[1]), statistics.median(seconds[2])
+    return [(f"train --seeds 2, language models one after the other ({threads} threads each)", one, "s"),
+            (f"train --seeds 2, language models side by side ({max(1, threads // 2)} thread(s) each)", two, "s"),
+            ("side by side: speed-up of the language-model stage", one / two, "x")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["train", "distances", "parse", "startup", "memory"])
+    parser.add_argument("--only", choices=["train", "distances", "parse", "startup", "memory", "recipe"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
@@ -320,7 +345,7 @@ def main() -> None:
     size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
              "parse": lambda: bench_parse(args.repeats, args.model, args.text), "startup": lambda: bench_startup(args.repeats),
-             "memory": bench_memory}
+             "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads)}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, {cpu_name()}")
     for name, run in parts.items():
         if args.only in (None, name):
