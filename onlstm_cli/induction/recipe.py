@@ -233,7 +233,8 @@ class RecipeRun:
 
         def started(job):
             self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
-                     f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]")
+                     f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]; "
+                     f"{self.eta_text(state, job.number)}")
 
         def finished(job, outcome):
             if "error" in outcome:

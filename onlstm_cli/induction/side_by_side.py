@@ -129,7 +129,11 @@ class _ForwardSignals:
             if process.is_alive():
                 os.kill(process.pid, signum)
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, error, trace):
+        if kind is not None:  # a fault of the recipe's own: the models checkpoint and stop before it is said
+            self.stop_all(signal.SIGTERM)
+            for process in self.running.values():
+                process.join(timeout=60)
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
 
@@ -154,9 +158,9 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished) -> in
                 running.pop(seed).join()
                 finished(by_seed[seed], outcome)
                 if outcome.get("interrupted") or "error" in outcome:
-                    stop = stop or outcome.get("stop_signal") or signal.SIGTERM
+                    stop = stop or signals.caught or outcome.get("stop_signal") or signal.SIGTERM
                     signals.stop_all(signal.SIGTERM)  # the others checkpoint and stop: a rerun goes on
-    return stop or signals.caught
+    return signals.caught or stop  # the signal the user sent, not the one passed on
 
 
 def _collect(results, running: dict, wait_s: float = 1.0) -> list:
