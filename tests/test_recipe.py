@@ -252,3 +252,14 @@ def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):
     record_path.write_text(json.dumps(record))
     result = onlstm(recipe_args(corpus, finished))
     assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
+
+
+def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):
+    from onlstm_cli.induction import side_by_side
+    monkeypatch.setattr(side_by_side, "usable_cores", lambda: 8)
+    assert side_by_side.slots(3, None, "cpu", None) == 3      # one a core, at most K
+    assert side_by_side.slots(3, 2, "cpu", None) == 2         # one a thread of --threads
+    assert side_by_side.slots(3, None, "cpu", 5) == 3         # asked for more than K
+    assert side_by_side.slots(3, None, "cuda", None) == 1     # one process keeps a GPU busy
+    assert side_by_side.threads_each(3, None) == 2 and side_by_side.threads_each(2, 1) == 1
+    assert [side_by_side.waves(k, 2) for k in (1, 2, 3, 4)] == [1, 1, 2, 2]

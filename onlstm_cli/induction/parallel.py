@@ -29,10 +29,15 @@ class WorkerError(OnlstmError):
     """A parse worker died (killed, out of memory); the parse stops rather than leave lines unanswered."""
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, where the system has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def default_jobs() -> int:
     """Workers that serve this machine: one process on up to 2 cores (its threads already run batches side
     by side there; a second process would only add its start-up), else one worker per 2 cores."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cores()
     return 1 if cores <= 2 else cores // 2
 
 
@@ -61,9 +66,8 @@ def _parse_batch(lines: list[str]):
 def parse_in_workers(parser, batches: Iterable[Sequence[str]], jobs: int, full: int) -> Iterator[list]:
     """Like `parser.parse_batches(batches)`, over `jobs` worker processes. A batch shorter than `full` lines
     means the input had no more ready: every batch read so far is answered before the next is read."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
-                               initargs=(parser, max(1, cores // jobs)))
+                               initargs=(parser, max(1, usable_cores() // jobs)))
     pending: deque = deque()
     try:
         for batch in batches:

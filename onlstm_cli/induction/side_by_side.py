@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from onlstm_cli.config import TrainConfig
+from onlstm_cli.induction.parallel import usable_cores
 
 
 def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> int:
@@ -29,11 +30,11 @@ def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> in
         return max(1, min(asked, seeds))
     if device == "cuda" or (device == "auto" and _cuda_available()):
         return 1
-    return max(1, min(seeds, threads or os.cpu_count() or 1))
+    return max(1, min(seeds, threads or usable_cores()))
 
 
 def threads_each(slots: int, threads: int | None) -> int:
-    return max(1, (threads or os.cpu_count() or 1) // slots)
+    return max(1, (threads or usable_cores()) // slots)
 
 
 def waves(seeds: int, slots: int) -> int:
