@@ -154,7 +154,7 @@ def start_side_by_side(corpus: Path, out: Path) -> tuple[subprocess.Popen, list[
     seen, training = [], set()
     for line in process.stderr:
         seen.append(line)
-        if "end of epoch 1 " in line:
+        if "] end of epoch " in line:
             training.add(line.split("]")[0])
         if len(training) == 2:
             return process, seen
