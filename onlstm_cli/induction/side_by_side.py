@@ -21,6 +21,7 @@ from pathlib import Path
 
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.induction.parallel import usable_cores
+from onlstm_cli.lm.train import LineReporter, StopSignals, train_model
 
 
 def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> int:
@@ -94,7 +95,6 @@ def _stop_when_orphaned(parent: int) -> None:
 
 def train_seed(job: SeedJob, results, parent: int) -> None:
     """The body of a seed's process: train, then put (seed, outcome) on `results`."""
-    from onlstm_cli.lm.train import LineReporter, train_model
     sys.stderr = _SeedStream(sys.__stderr__, f"[seed {job.seed}] ")
     _stop_when_orphaned(parent)
     try:
@@ -108,21 +108,16 @@ def train_seed(job: SeedJob, results, parent: int) -> None:
     results.put((job.seed, outcome))
 
 
-class _ForwardSignals:
+class _ForwardSignals(StopSignals):
     """While the processes run: Ctrl-C or SIGTERM to the recipe is passed on to each of them (they
-    checkpoint and stop), and remembered so that no new seed starts."""
+    checkpoint and stop), and remembered (`caught`) so that no new seed starts."""
 
     def __init__(self, running: dict):
-        self.running, self.caught, self.previous = running, 0, {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self.catch)
-        return self
+        super().__init__()
+        self.running = running
 
     def catch(self, signum, frame):
-        self.caught = self.caught or signum
+        super().catch(signum, frame)
         self.stop_all(signal.SIGTERM)
 
     def stop_all(self, signum: int) -> None:
@@ -135,8 +130,7 @@ class _ForwardSignals:
             self.stop_all(signal.SIGTERM)
             for process in self.running.values():
                 process.join(timeout=60)
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
+        super().__exit__(kind, error, trace)
 
 
 def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished) -> int:
