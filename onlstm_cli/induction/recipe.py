@@ -134,8 +134,9 @@ class RecipeRun:
             "corpus": str(corpus.resolve()), "corpus_bytes": corpus.stat().st_size,
             "valid": str(Path(self.valid).resolve()), "model": self.model_config,
             "train": {k: v for k, v in asdict(self.train_config).items() if k not in ("threads", "device")},
-            "recipe": {k: v for k, v in asdict(self.recipe).items() if k != "side_by_side"}, "span_parser": {k: v for k, v in asdict(self.self_train).items()
-                                                           if k != "checkpoint_every"}, "lm": lm}, default=str))
+            "recipe": {k: v for k, v in asdict(self.recipe).items() if k != "side_by_side"},  # not what is trained
+            "span_parser": {k: v for k, v in asdict(self.self_train).items() if k != "checkpoint_every"},
+            "lm": lm}, default=str))
 
     def seeds(self) -> list[int]:
         return [self.train_config.seed + k for k in range(self.recipe.seeds)]
