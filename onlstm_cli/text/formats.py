@@ -381,8 +381,8 @@ def _looks_like_conllu(path: Path, text: str) -> bool:
     return False
 
 
-def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str,
-                      number: int = 1, multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
+def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str, number: int = 1,
+                      multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
     """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
 
     `number`: the sentence's place in the file (1-based), for messages. `multiword`: the sentence's
