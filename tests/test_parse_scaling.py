@@ -160,6 +160,7 @@ def test_a_killed_worker_ends_the_parse_with_one_line(model):
 def test_ctrl_c_ends_every_worker_with_exit_130(model):
     process, workers = start_parse_with_workers(model)
     process.send_signal(signal.SIGINT)
+    process.wait(timeout=60)  # stdin stays open: only the Ctrl-C can end the parse, not an end of input
     process.communicate(timeout=60)
     assert process.returncode == 130
     deadline = time.monotonic() + 10
