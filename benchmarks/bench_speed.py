@@ -5,6 +5,7 @@
     python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
     python benchmarks/bench_speed.py --only recipe  # train --seeds 2: the two language models side by side or not
+                                                    # (each run also trains its span parser: ~15 min for 2 repeats)
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
 numbers in benchmarks/README.md come from this script.

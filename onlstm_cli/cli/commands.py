@@ -46,6 +46,11 @@ class UserError(OnlstmError):
     """Bad command-line input or options."""
 
 
+def err_line(line: str) -> None:
+    """A progress line of a long run, on stderr (stdout stays for results)."""
+    typer.echo(line, err=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
@@ -222,8 +227,7 @@ def train(
         if seeds > 1:
             from onlstm_cli.induction.recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
-                                resume, reporter, log=lambda line: typer.echo(line, err=True),
-                                side_by_side=side_by_side)
+                                resume, reporter, log=err_line, side_by_side=side_by_side)
         else:
             try:
                 result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
@@ -323,7 +327,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
     cache = ModelCache("cpu")
     loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
-                        log=lambda line: typer.echo(line, err=True))
+                        log=err_line)
     how = ("interrupted" if result.interrupted else "stopped: validation no longer improving"
            if result.stopped_early else "time budget reached" if result.stopped_by_time else "done")
     best = f"best validation loss {result.best_valid_loss:.4f}; model: {result.out}" if result.out.exists() \

@@ -1,0 +1,157 @@
+"""Gold trees from CoNLL-U dependency treebanks (UD): each word's subtree, where it is contiguous over the
+kept words, is a constituent; multiword tokens are kept as the text shows them (GoldSentence.tokens)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from onlstm_cli.text.formats import GoldFormatError, GoldSentence
+
+CONLLU_DROPPED_UPOS = frozenset({"PUNCT"})
+
+
+def looks_like_conllu(path: Path, text: str) -> bool:
+    if path.suffix == ".conllu":
+        return True
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            return len(line.split("\t")) == 10
+    return False
+
+
+def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str, number: int = 1,
+                      multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
+    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
+
+    `number`: the sentence's place in the file (1-based), for messages. `multiword`: the sentence's
+    multiword tokens, (first word id, last word id, form)."""
+    count = len(rows)
+    heads: list[int] = []  # 0-based head token, -1 for the root
+    root_id: Optional[int] = None
+    for expected_id, (line, fields) in enumerate(rows, start=1):
+        if fields[0] != str(expected_id):
+            raise GoldFormatError(
+                f"{path}:{line}: token id {fields[0]!r}, expected {expected_id}")
+        try:
+            head = int(fields[6])
+        except ValueError:
+            raise GoldFormatError(f"{path}:{line}: bad head index {fields[6]!r}") from None
+        if head == expected_id:
+            raise GoldFormatError(f"{path}:{line}: bad head index {head}: token {expected_id} is its own head")
+        if not 0 <= head <= count:
+            raise GoldFormatError(f"{path}:{line}: bad head index {head} in a "
+                                  f"{count}-word sentence")
+        if head == 0:
+            if root_id is not None:  # UD: exactly one token of a sentence has head 0
+                raise GoldFormatError(f"{path}:{line}: sentence {number} has more than one root: tokens "
+                                      f"{root_id} and {expected_id} both have head 0 (CoNLL-U allows one)")
+            root_id = expected_id
+        heads.append(head - 1)
+
+    all_words = [fields[1] for _, fields in rows]
+    upos = [fields[3] for _, fields in rows]
+    kept_positions = [i for i in range(count) if upos[i] not in CONLLU_DROPPED_UPOS]
+    if not kept_positions:
+        return None
+    kept_index = {token: index for index, token in enumerate(kept_positions)}
+
+    # members[h]: kept-word indices in the subtree of token h (h itself and its descendants).
+    members: list[list[int]] = [[] for _ in range(count)]
+    for token in kept_positions:
+        ancestor, steps = token, 0
+        while ancestor != -1:
+            members[ancestor].append(kept_index[token])
+            ancestor = heads[ancestor]
+            steps += 1
+            if steps > count:
+                line = rows[token][0]
+                raise GoldFormatError(f"{path}:{line}: head indices form a cycle")
+
+    n_kept = len(kept_positions)
+    spans: set[tuple[int, int]] = set()
+    labels: dict[tuple[int, int], set[str]] = {}
+    for head in range(count):
+        positions = members[head]
+        if len(positions) < 2:
+            continue
+        low, high = min(positions), max(positions)
+        # A non-projective subtree has gaps over the kept words: it is no constituent.
+        if high - low + 1 != len(positions) or (low, high + 1) == (0, n_kept):
+            continue
+        span = (low, high + 1)
+        spans.add(span)
+        labels.setdefault(span, set()).add(upos[head])
+
+    tokens, token_of_word = _written_tokens(all_words, kept_positions, multiword or [])
+    return GoldSentence(
+        words=[all_words[i] for i in kept_positions],
+        all_words=all_words,
+        tags=[upos[i] for i in kept_positions],
+        spans=spans,
+        labels=labels,
+        source=source,
+        kept_positions=kept_positions,
+        tokens=tokens,
+        token_of_word=token_of_word,
+    )
+
+
+def _written_tokens(all_words: list[str], kept_positions: list[int], multiword: list[tuple[int, int, str]]
+                    ) -> tuple[Optional[list[str]], Optional[list[int]]]:
+    """The kept words' tokens as written: a multiword token once, for all of its kept words."""
+    if not multiword:
+        return None, None
+    token_at = {}  # 0-based word position → (multiword token number, its form)
+    for number, (first, last, form) in enumerate(multiword):
+        for position in range(first - 1, min(last, len(all_words))):
+            token_at[position] = (number, form)
+    tokens, token_of_word, index_of = [], [], {}
+    for position in kept_positions:
+        key, form = token_at.get(position, (("word", position), all_words[position]))
+        if key not in index_of:
+            index_of[key] = len(tokens)
+            tokens.append(form)
+        token_of_word.append(index_of[key])
+    return tokens, token_of_word
+
+
+def read_conllu(path: Path, text: str) -> list[GoldSentence]:
+    sentences: list[GoldSentence] = []
+    rows: list[tuple[int, list[str]]] = []
+    multiword: list[tuple[int, int, str]] = []  # the block's multiword tokens: first and last word id, form
+    block_start: Optional[int] = None
+    number = 0  # sentences of the file so far
+
+    def finish_block() -> None:
+        nonlocal number
+        if rows:
+            number += 1
+            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number, multiword)
+            if sentence is not None:
+                sentences.append(sentence)
+
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            finish_block()
+            rows, multiword, block_start = [], [], None
+            continue
+        if block_start is None:
+            block_start = line_number
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 10:
+            raise GoldFormatError(f"{path}:{line_number}: expected 10 tab-separated fields, "
+                                  f"found {len(fields)}")
+        # Multiword tokens (1-2) and empty nodes (1.1) are not words of the basic tree; a multiword token is
+        # what the text shows, though (GoldSentence.tokens).
+        if "-" in fields[0]:
+            first, _, last = fields[0].partition("-")
+            if first.isdigit() and last.isdigit() and int(first) <= int(last):
+                multiword.append((int(first), int(last), fields[1]))
+            continue
+        if "." in fields[0]:
+            continue
+        rows.append((line_number, fields))
+    finish_block()
+    return sentences
