@@ -1,6 +1,6 @@
 """Speed benchmarks: ON-LSTM vs torch.nn.LSTM training throughput, distance and parse throughput, start-up.
 
-    python benchmarks/bench_speed.py                 # everything (about 10 minutes on 2 cores)
+    python benchmarks/bench_speed.py                 # everything (about 25 minutes on 2 cores)
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
     python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
