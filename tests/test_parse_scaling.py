@@ -128,11 +128,19 @@ def workers_of(pid: int) -> list[int]:
     return [int(p) for p in children.read_text().split()] if children.exists() else []
 
 
+def ctrl_c_as_on_a_terminal() -> None:
+    """A command started from a terminal has Ctrl-C at its default; a process that ignores SIGINT (a background
+    job of a shell, or of something else in this test run) passes that on, and Python then never raises
+    KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_parse_with_workers(model: str) -> tuple[subprocess.Popen, list[int]]:
     """`onlstm parse -j 2` reading from a pipe kept open, once a parse worker (started as work comes) has
     answered a line."""
     process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", "parse", "-m", model, "-j", "2", "-f", "bracket"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=ctrl_c_as_on_a_terminal)
     process.stdin.write("the cat sat\n")
     process.stdin.flush()
     assert process.stdout.readline().startswith("(")
