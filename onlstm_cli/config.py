@@ -58,6 +58,22 @@ class TrainConfig:
     loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
 
 
+AUTO = "auto"  # a right-branching voter weighed by the teachers' agreement with it
+
+
+def voter_weight(value) -> float | str:
+    """A right-branching voter's weight as given (a number or "auto"), checked: ValueError says why not."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    try:
+        weight = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"--right-branching takes a weight (0 or more) or auto, not {value!r}") from None
+    if not weight >= 0 or weight == float("inf"):
+        raise ValueError(f"--right-branching must be a finite weight of at least 0 or auto, not {value!r}")
+    return weight
+
+
 @dataclass
 class SpanParserConfig:
     """The self-trained span parser (span_parser.py): a BiLSTM over words, an MLP over spans."""
@@ -83,7 +99,8 @@ class SelfTrainConfig:
     patience: int = 2             # stop after this many epochs without a better validation loss
     seed: int = 1111
     checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
-    right_branching: float = 0.0  # the weight of a right-branching tree voting beside the teachers (each weighs 1)
+    right_branching: float | str = 0.0  # the weight of a right-branching tree voting beside the teachers (each
+                                        # weighs 1), or AUTO: from the teachers' trees (self_training.auto_weight)
     span_parser_teachers: bool = False  # a second round: self-trained teachers teach with their span parsers' trees
 
 
@@ -93,7 +110,8 @@ class RecipeConfig:
     seeds: int = 1                 # 1: a plain language model, no recipe
     lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
                                    # teachers' parse and the span parser
-    right_branching: float = 0.0   # the right-branching voter's weight in the recipe (models/README.md)
+    right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: chosen from
+                                           # the teachers' trees, no gold tree read (models/README.md)
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU

@@ -67,6 +67,16 @@ def test_the_recipe_records_how_much_each_teacher_agrees_with_the_others(finishe
     assert archive_meta["teacher_agreement"] == agreement
 
 
+def test_the_recipe_weighs_its_right_branching_voter_from_the_teachers_trees_by_default(finished_run):
+    out, log = finished_run
+    record = json.loads((out.parent / "tiny.onlstm.recipe.json").read_text())
+    assert record["options"]["recipe"]["right_branching"] == "auto"
+    weight = record["span_parser"]["right_branching"]
+    assert isinstance(weight, float) and weight >= 0
+    assert f"the right-branching voter's weight: {weight:.2f} (auto: the teachers' trees" in log
+    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["right_branching"] == weight
+
+
 def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(finished):
     from onlstm_cli.modelfile import load_model
     for seed in (1111, 1112):
@@ -77,7 +87,7 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     assert record["seeds"] == [1111, 1112]
     assert [t["seed"] for t in record["teachers"]] == [1111, 1112]
     assert all(t["valid_ppl"] > 1 for t in record["teachers"])
-    assert "each of the 2 language models' trees weighs 1" in record["votes"]
+    assert "each of the 2 language models' trees weighs 1, a right-branching tree auto" in record["votes"]
     assert record["stage_seconds"]["language_models"] > 0
     assert archive_meta["teacher"] == [str(finished.parent / f"tiny.lm-seed{s}.onlstm") for s in (1111, 1112)]
 
@@ -213,6 +223,8 @@ def _state(pid: int) -> str:
     (["--seeds", "0"], "--seeds must be at least 1"),
     (["--side-by-side", "0"], "--side-by-side must be at least 1"),
     (["--teacher", "en"], "either --seeds or --teacher"),
+    (["--right-branching", "-1"], "--right-branching must be a finite weight of at least 0 or auto"),
+    (["--right-branching", "lots"], "--right-branching takes a weight (0 or more) or auto, not 'lots'"),
 ])
 def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message):
     result = onlstm(recipe_args(corpus, tmp_path / "m.onlstm") + extra)

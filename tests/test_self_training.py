@@ -333,6 +333,36 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
         {s: 1.0 for s in tree_spans(build_tree(d, list(range(len(d))), student.split))} for d in lm]
 
 
+def test_the_auto_right_branching_weight_follows_the_teachers_agreement_with_each_shape():
+    from onlstm_cli.induction.self_training import auto_weight, left_branching_spans, right_branching_spans
+    lengths = [4, 6, 9]
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    assert right[1] == {(1, 6), (2, 6), (3, 6), (4, 6)} and left[0] == {(0, 2), (0, 3)}
+    assert auto_weight([right, right, right], lengths).weight == 3  # the prior is the whole consensus: K
+    assert auto_weight([left, left], lengths).weight == 0  # a left-branching language gets no right-branching voter
+    assert auto_weight([right], lengths).weight == 0  # one teacher: no voter
+    # two teachers that share only the last split: each agrees with the other as much as with right-branching
+    # trees, and not at all with left-branching ones, so the voter weighs as much as both teachers
+    last = [{(n - 2, n)} for n in lengths]
+    mixed = auto_weight([last, last], lengths)
+    assert mixed.left == 0 and mixed.mutual == pytest.approx(100)
+    assert mixed.weight == pytest.approx(2 * mixed.right / 100, abs=1e-3) and 0 < mixed.weight < 2
+
+
+@pytest.mark.parametrize("given, wanted", [("auto", "auto"), (" AUTO ", "auto"), ("2", 2.0), ("0.5", 0.5), (0, 0.0)])
+def test_a_voter_weight_is_a_number_or_auto(given, wanted):
+    from onlstm_cli.config import voter_weight
+    assert voter_weight(given) == wanted
+
+
+@pytest.mark.parametrize("given", ["-1", "nan", "inf", "many", None])
+def test_a_voter_weight_that_is_not_one_is_refused(given):
+    from onlstm_cli.config import voter_weight
+    with pytest.raises(ValueError, match="--right-branching"):
+        voter_weight(given)
+
+
 def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, tmp_path):
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.self_training import votes_of

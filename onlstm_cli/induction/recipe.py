@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig
+from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
 from onlstm_cli.text.corpus import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
@@ -268,7 +268,7 @@ class RecipeRun:
         ckpt = checkpoint_path(self.out)
         resume = ckpt if ckpt.exists() else None
         self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
-                 f"(right-branching voter weight {self.self_train.right_branching:g}) → {self.out}"
+                 f"(right-branching voter weight {weight_text(self.self_train.right_branching)}) → {self.out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
         before = time.monotonic()
@@ -281,7 +281,7 @@ class RecipeRun:
         state.stage_seconds["span_parser"] = state.stage_seconds.get("span_parser", 0.0) + time.monotonic() - before
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
-                                 "seconds": round(result.seconds, 1)}
+                                 "seconds": round(result.seconds, 1), "right_branching": result.right_branching}
             for teacher, agreement in zip(sorted(state.teachers, key=lambda t: t["seed"]),
                                           result.teacher_agreement or []):
                 teacher["agreement"] = agreement
@@ -291,7 +291,7 @@ class RecipeRun:
     def vote_rule(self) -> str:
         rb = self.self_train.right_branching
         return (f"a span's target is its share of the votes: each of the {self.recipe.seeds} language models' trees "
-                f"weighs 1" + (f", a right-branching tree {rb:g}" if rb else ""))
+                f"weighs 1" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
 
     def eta_text(self, state: RecipeState, number: int) -> str:
         lm_budget, span_budget = self.budgets()
@@ -335,10 +335,10 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side)
     if side_by_side is not None and side_by_side < 1:
         raise TrainingError("--side-by-side must be at least 1")
-    if right_branching is not None:
-        recipe.right_branching = right_branching
-    if recipe.right_branching < 0:
-        raise TrainingError("--right-branching must be at least 0")
+    try:
+        recipe.right_branching = voter_weight(recipe.right_branching if right_branching is None else right_branching)
+    except ValueError as e:
+        raise TrainingError(str(e)) from None
     if not corpus.is_file():
         raise TrainingError(f"corpus not found: {corpus}")
     if resume is not None and not state_path(out).exists():
@@ -370,6 +370,11 @@ def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
         with atomic_file(paths[name], "w", refuse_symlink=True) as f:
             f.write("\n".join(part) + "\n")
     return paths["train"], paths["valid"]
+
+
+def weight_text(weight: float | str) -> str:
+    return (f"{AUTO}, from the teachers' agreement with right-branching trees (self_training.auto_weight)"
+            if weight == AUTO else f"{weight:g}")
 
 
 def _rounded(value: float | None, digits: int = 2) -> float | None:

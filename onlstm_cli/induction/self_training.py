@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from onlstm_cli import __version__
-from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
-from onlstm_cli.evaluation.metrics import mutual_agreement
+from onlstm_cli.config import AUTO, SelfTrainConfig, SpanParserConfig
+from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.text.corpus import TrainingError, read_corpus
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
@@ -45,6 +45,7 @@ class SelfTrainResult:
     interrupted: bool = False
     stop_signal: int = 0
     teacher_agreement: list | None = None  # with several teachers: each one's mean agreement with the others (%)
+    right_branching: float = 0.0  # the right-branching voter's weight the run used (AUTO's included)
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
@@ -82,9 +83,49 @@ def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.
                 counts[span] = counts.get(span, 0.0) + 1.0 / total
     if right_branching > 0:
         for counts, n in zip(votes, lengths):
-            for start in range(1, n - 1):  # right-branching: every suffix of two words or more
-                counts[(start, n)] = counts.get((start, n), 0.0) + right_branching / total
+            for span in right_branching_spans(n):
+                counts[span] = counts.get(span, 0.0) + right_branching / total
     return votes
+
+
+def right_branching_spans(n: int) -> set:
+    return {(start, n) for start in range(1, n - 1)}  # every suffix of two words or more
+
+
+def left_branching_spans(n: int) -> set:
+    return {(0, end) for end in range(2, n)}  # every prefix of two words or more
+
+
+@dataclass
+class AutoWeight:
+    weight: float
+    right: float   # the teachers' mean agreement with right-branching trees (%)
+    left: float    # with left-branching trees
+    mutual: float  # with each other
+
+    def __str__(self) -> str:
+        return (f"{self.weight:.2f} (auto: the teachers' trees of the validation text agree {self.right:.1f} with "
+                f"right-branching trees, {self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other)")
+
+
+def auto_weight(trees: list[list[set]], lengths: list[int]) -> AutoWeight:
+    """The right-branching voter's weight from the teachers' trees of the validation text (no gold tree read):
+    K × (their mean agreement with right-branching trees − with left-branching ones) / their mean agreement with
+    each other; 0 where that is negative (a language that does not branch to the right) or with one teacher
+    (one teacher and a right-branching voter of weight 1 cost English 4 points, models/README.md).
+    Why: left- and right-branching trees share no span, so what a tree shares with the left-branching one is what
+    any tree shares with a fixed shape of this text by chance; what the teachers share with right-branching trees
+    beyond that, against what they share with each other, is how much of their consensus that prior already is."""
+    k = len(trees)
+    if k < 2:
+        return AutoWeight(0.0, math.nan, math.nan, math.nan)
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    with_right = sum(pairwise_agreement([t, right])[0, 1] for t in trees) / k
+    with_left = sum(pairwise_agreement([t, left])[0, 1] for t in trees) / k
+    mutual = sum(mutual_agreement(trees)) / k
+    weight = max(0.0, k * (with_right - with_left) / mutual) if mutual > 0 else 0.0
+    return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mutual)
 
 
 def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:
@@ -205,6 +246,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher: LoadedModel | list[
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
                    {"teacher": [str(t.path) for t in teachers], "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
+                    "right_branching": data.right_branching,
                     **({"recipe": recipe} if recipe else {})},
                    teachers[0])
         return run.loop(signals)
@@ -231,6 +273,7 @@ class Votes:
     valid_spans: list
     eos_id: int
     agreement: list | None = None  # per teacher, with several: its mean agreement with the others (in %)
+    right_branching: float = 0.0   # the right-branching voter's weight in these votes
 
 
 def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig, log) -> Votes:
@@ -248,17 +291,23 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
     trees_of = functools.partial(teacher_trees, span_parsers=train.span_parser_teachers)
-    train_votes = teacher_spans(teachers, sentences, right_branching=train.right_branching,
-                                span_parsers=train.span_parser_teachers)
+    train_trees = [trees_of(t, sentences) for t in teachers]
     valid_trees = [trees_of(t, valid_sentences) for t in teachers]
+    valid_lengths = [len(s) for s in valid_sentences]
     agreement = None
     if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
         agreement = [round(100 * a, 2) for a in mutual_agreement(valid_trees)]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text): "
             + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
-    return Votes([vocab.encode(s) for s in sentences], train_votes, [vocab.encode(s) for s in valid_sentences],
-                 vote(valid_trees, [len(s) for s in valid_sentences], train.right_branching), vocab.eos_id,
-                 agreement)
+    weight = train.right_branching
+    if weight == AUTO:
+        chosen = auto_weight(valid_trees, valid_lengths)
+        weight = chosen.weight
+        log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
+            "the right-branching voter's weight: 0 (auto, with one teacher)")
+    return Votes([vocab.encode(s) for s in sentences], vote(train_trees, [len(s) for s in sentences], weight),
+                 [vocab.encode(s) for s in valid_sentences], vote(valid_trees, valid_lengths, weight), vocab.eos_id,
+                 agreement, weight)
 
 
 def resumed(path, identity: dict, parser: SpanParser, optimizer, rng: random.Random) -> Progress:
@@ -316,7 +365,7 @@ class _Run:
             raise TrainingError("the time budget ended before a span parser could be validated and saved")
         return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
                                stop == "time", stop == "interrupt", int(signals.caught),
-                               self.meta.get("teacher_agreement"))
+                               self.meta.get("teacher_agreement"), self.data.right_branching)
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""
