@@ -1,12 +1,17 @@
 """How much the trees of several seeds agree, on plain text: a gold-free way to tell an odd seed.
 
     python scripts/seed_agreement.py runs/en-s1111.onlstm runs/en-s2.onlstm runs/en-s3.onlstm \
-        --text ../shared/data/ptb-lm/ptb.valid.txt [--lines 2000]
+        --text ../shared/data/ptb-lm/ptb.valid.txt [--lines 2000] [--span-parsers]
 
-Each model parses the first --lines lines of --text (lines of at least 3 tokens) with its own layer and split
-rule; the table gives, for every pair, the mean sentence F1 of one's trees against the other's (symmetric),
-and for each model its mean agreement with the others. No gold tree is read. models/README.md has what it
-told about the bundled models' seeds (an odd English seed, yes; the best seed in both languages, no).
+Each model parses the first --lines sentences of --text (of at least 3 words) as a teacher of `train --teacher`
+and `train --seeds` does (self_training.teacher_trees: the first model's tokenizer, punctuation left out, each
+model's language model with its own layer and split rule; `--span-parsers`: a self-trained file's span
+parser, as `--second-round` teaches). The tables give, for every pair, the mean sentence F1 of one's trees
+against the other's (symmetric), each model's mean agreement with the others, and each one's agreement with
+right- and left-branching trees of the same sentences, with the right-branching voter's weight that
+`--right-branching auto` gives these models as teachers (one model: only that last table). No gold tree is
+read. models/README.md has what it told about the bundled models' seeds (an odd English seed, yes; the best
+seed in both languages, no).
 """
 import argparse
 import itertools
@@ -16,8 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement  # noqa: E402
-from onlstm_cli.induction.parser import ModelCache, parse_lines  # noqa: E402
-from onlstm_cli.induction.trees import tree_spans  # noqa: E402
+from onlstm_cli.induction.parser import ModelCache, resolve_model  # noqa: E402
+from onlstm_cli.induction.self_training import (auto_weight, left_branching_spans, right_branching_spans,  # noqa: E402
+                                                teacher_trees)
+from onlstm_cli.text.corpus import read_corpus  # noqa: E402
 
 
 def main() -> None:
@@ -25,24 +32,35 @@ def main() -> None:
     ap.add_argument("models", nargs="+")
     ap.add_argument("--text", required=True, help="plain text, one sentence a line (e.g. the validation text)")
     ap.add_argument("--lines", type=int, default=2000)
-    ap.add_argument("--pretokenized", action="store_true", help="split lines on spaces only")
+    ap.add_argument("--span-parsers", action="store_true",
+                    help="self-trained files teach with their span parsers' trees (as --second-round)")
     args = ap.parse_args()
-    if len(args.models) < 2:
-        raise SystemExit("give two models or more")
-    lines = [line for line in Path(args.text).read_text(encoding="utf-8").splitlines()
-             if len(line.split()) >= 3][:args.lines]
-    cache = ModelCache()
-    spans = {path: [tree_spans(p.tree) if p.tree is not None else set()
-                    for p in parse_lines(lines, model=path, cache=cache, pretokenized=args.pretokenized)]
-             for path in args.models}
-    trees = [spans[path] for path in args.models]
-    pair, mean = pairwise_agreement(trees), mutual_agreement(trees)
-    print(f"| model | model | agreement (mean sentence F1, {len(lines)} lines) |\n|---|---|---|")
-    for a, b in itertools.combinations(range(len(args.models)), 2):
-        print(f"| {args.models[a]} | {args.models[b]} | {100 * pair[a, b]:.2f} |")
-    print("\n| model | mean agreement with the others |\n|---|---|")
-    for path, value in zip(args.models, mean):
-        print(f"| {path} | {100 * value:.2f} |")
+    cache = ModelCache("cpu")
+    models = [cache.get(resolve_model(name)) for name in args.models]
+    tokenizer = models[0].tokenizer
+    if any(m.tokenizer.to_dict() != tokenizer.to_dict() for m in models):
+        raise SystemExit("the models tokenize otherwise: they must read the same words to be compared")
+    sentences = [s for s in read_corpus(args.text, tokenizer) if len(s) >= 3][:args.lines]
+    lengths = [len(s) for s in sentences]
+    trees = [teacher_trees(m, sentences, span_parsers=args.span_parsers) for m in models]
+    if len(trees) > 1:
+        pair, mean = pairwise_agreement(trees), mutual_agreement(trees)
+        print(f"| model | model | agreement (mean sentence F1, {len(sentences)} sentences) |\n|---|---|---|")
+        for a, b in itertools.combinations(range(len(args.models)), 2):
+            print(f"| {args.models[a]} | {args.models[b]} | {100 * pair[a, b]:.2f} |")
+        print("\n| model | mean agreement with the others |\n|---|---|")
+        for path, value in zip(args.models, mean):
+            print(f"| {path} | {100 * value:.2f} |")
+        print()
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    print(f"| model | agreement with right-branching trees | with left-branching trees ({len(sentences)} "
+          "sentences) |\n|---|---|---|")
+    for path, spans in zip(args.models, trees):
+        print(f"| {path} | {100 * pairwise_agreement([spans, right])[0, 1]:.2f} | "
+              f"{100 * pairwise_agreement([spans, left])[0, 1]:.2f} |")
+    if len(trees) > 1:
+        print(f"\nthe right-branching voter's weight with these models as teachers: {auto_weight(trees, lengths)}")
 
 
 if __name__ == "__main__":

@@ -121,12 +121,19 @@ def test_seed_agreement_is_full_for_a_model_and_its_copy(tiny_model_path, tmp_pa
     text.write_text("the cat sat on the mat\nthe dog saw a cat on the mat\na b\n", encoding="utf-8")
     atomic_save(read_archive(tiny_model_path), tmp_path / "copy.onlstm")
     got = run_script("scripts/seed_agreement.py", tiny_model_path, tmp_path / "copy.onlstm", backwards,
-                     "--text", text, "--pretokenized")
+                     "--text", text)
     assert got.returncode == 0, got.stderr
-    assert "2 lines" in got.stdout  # "a b" is too short to have spans to agree on
+    assert "2 sentences" in got.stdout  # "a b" is too short to have spans to agree on
     pairs = {tuple(c.strip() for c in line.split("|")[1:3]): float(line.split("|")[3])
              for line in got.stdout.split("\n\n")[0].splitlines()[2:]}
     assert pairs[str(tiny_model_path), str(tmp_path / "copy.onlstm")] == 100.0
     assert all(0 <= v <= 100 for v in pairs.values())
+    shapes = [line.split("|") for line in got.stdout.split("\n\n")[2].splitlines()[2:]]
+    assert [c[1].strip() for c in shapes] == [str(tiny_model_path), str(tmp_path / "copy.onlstm"), str(backwards)]
+    assert all(0 <= float(c[2]) <= 100 and 0 <= float(c[3]) <= 100 for c in shapes)
+    assert shapes[0][2:] == shapes[1][2:]  # a copy agrees with either shape as its model does
+    assert "the right-branching voter's weight with these models as teachers: " in got.stdout
     lone = run_script("scripts/seed_agreement.py", tiny_model_path, "--text", text)
-    assert lone.returncode != 0 and "two models or more" in lone.stderr
+    assert lone.returncode == 0, lone.stderr
+    assert lone.stdout.startswith("| model | agreement with right-branching trees") and "mean agreement" not in lone.stdout
+    assert lone.stdout.splitlines()[2].split("|")[2:] == shapes[0][2:]
