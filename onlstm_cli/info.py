@@ -54,10 +54,13 @@ def model_sizes(loaded) -> dict:
 
 def span_parser_info(parser) -> dict:
     meta = parser.meta
+    train = meta.get("train")
     return {"config": parser.config.to_dict(), "parameters": sum(p.numel() for p in parser.parameters()),
             "teachers": meta.get("teacher"), "corpus": meta.get("corpus"), "valid": meta.get("valid"),
-            "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": meta.get("train"),
-            "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement")}
+            "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": train,
+            "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement"),
+            "right_branching": meta.get("right_branching", train.get("right_branching") if isinstance(train, dict)
+                                        else None)}  # before auto, the weight given was the weight used
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
@@ -150,6 +153,8 @@ def span_parser_text(span: dict) -> str:
     agreement = span.get("teacher_agreement")
     if isinstance(agreement, list) and agreement:
         text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"
+    if isinstance(span.get("right_branching"), (int, float)) and span["right_branching"] > 0:
+        text += f", and a right-branching tree of weight {span['right_branching']:g}"
     if span.get("epochs") is not None:
         text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
     if span.get("valid_loss") is not None:

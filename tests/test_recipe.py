@@ -75,6 +75,8 @@ def test_the_recipe_weighs_its_right_branching_voter_from_the_teachers_trees_by_
     assert isinstance(weight, float) and weight >= 0
     assert f"the right-branching voter's weight: {weight:.2f} (auto: the teachers' trees" in log
     assert torch.load(out, weights_only=True)["span_parser"]["meta"]["right_branching"] == weight
+    from onlstm_cli.info import info_text, model_info
+    assert (f"a right-branching tree of weight {weight:g}" in info_text(model_info(out))) == (weight > 0)
 
 
 def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(finished):
