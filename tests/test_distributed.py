@@ -142,6 +142,14 @@ def worker_pid(agent_pid: int, rank: int) -> int | None:
     return None
 
 
+def has_ended(pid: int) -> bool:
+    """The process has exited (a zombie its parent has not yet reaped counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def wait_until_training(agent: subprocess.Popen, loss_log: Path) -> None:
     deadline = time.monotonic() + SAFETY_TIMEOUT
     while not (loss_log.exists() and len(loss_log.read_text().splitlines()) >= 3):  # both ranks are training
@@ -193,7 +201,8 @@ def test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds torchrun's workers through /proc")
 def test_a_frozen_rank_ends_the_run_in_one_line_after_the_collective_timeout(tmp_path):
     """A stopped process (SIGSTOP) holds the others only ONLSTM_COLLECTIVE_TIMEOUT seconds: rank 0 then says so
-    in one line and exits; torchrun ends the frozen one (SIGKILL, after its grace period)."""
+    in one line and exits. torchrun would end the frozen one itself after a 30-second grace period it gives
+    every worker (not ours to test): the test ends it as soon as rank 0 has exited."""
     corpus = write_corpus(tmp_path / "train.txt", 60, seed=0)
     out, loss_log = tmp_path / "out" / "m.onlstm", tmp_path / "losses.tsv"
     agent = subprocess.Popen(torchrun_command(corpus, "--out", out, "--epochs", "1000", "--batch-size", "2",
@@ -203,8 +212,12 @@ def test_a_frozen_rank_ends_the_run_in_one_line_after_the_collective_timeout(tmp
     frozen = None
     try:
         wait_until_training(agent, loss_log)
-        frozen = worker_pid(agent.pid, rank=1)
+        frozen, rank_0 = worker_pid(agent.pid, rank=1), worker_pid(agent.pid, rank=0)
         os.kill(frozen, signal.SIGSTOP)
+        deadline = time.monotonic() + SAFETY_TIMEOUT
+        while not has_ended(rank_0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(frozen, signal.SIGKILL)
         _, stderr = agent.communicate(timeout=SAFETY_TIMEOUT)
     finally:
         end_hung_run(agent)
