@@ -83,3 +83,21 @@ def test_a_bad_model_is_one_line(bad, runner, tmp_path):
         model_info(target)
     for args in (["info", target], ["info", target, "--json"]):
         assert_user_error(run(runner, args))
+
+
+@pytest.mark.parametrize("meta, shown", [
+    ({"right_branching": 1.95, "train": {"right_branching": "auto"}}, "1.95"),  # auto: the weight the run used
+    ({"train": {"right_branching": 2.0}}, "2"),  # a file from before auto: the weight given
+    ({"right_branching": 0.0, "train": {"right_branching": "auto"}}, None),  # no voter
+    ({"train": "not a dict"}, None),
+])
+def test_info_says_what_weight_the_right_branching_voter_had(meta, shown):
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.induction.span_parser import SpanParser
+    from onlstm_cli.info import span_parser_info, span_parser_text
+    parser = SpanParser(SpanParserConfig(vocab_size=5, emb_size=4, hidden_size=4, mlp_size=4))
+    parser.meta = meta
+    text = span_parser_text(span_parser_info(parser))
+    assert ("a right-branching tree of weight" in text) == (shown is not None)
+    if shown:
+        assert f"a right-branching tree of weight {shown}," in text or text.endswith(f"weight {shown}")
