@@ -207,11 +207,6 @@ def train(
         raise UserError("--seeds must be at least 1")
     if teacher and seeds > 1:
         raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
-    if right_branching is not None:
-        try:
-            right_branching = voter_weight(right_branching)
-        except ValueError as e:
-            raise UserError(str(e)) from None
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
@@ -314,6 +309,10 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
         raise UserError(f"validation file not found: {valid}")
     if resume is not None and not resume.is_file():
         raise UserError(f"checkpoint not found: {resume}")
+    try:  # the recipe checks its own (run_recipe)
+        right_branching = voter_weight(right_branching)
+    except ValueError as e:
+        raise UserError(str(e)) from None
     config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round)
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
                                ("--lr", lr, "lr")):
