@@ -348,6 +348,10 @@ def test_the_auto_right_branching_weight_follows_the_teachers_agreement_with_eac
     mixed = auto_weight([last, last], lengths)
     assert mixed.left == 0 and mixed.mutual == pytest.approx(100)
     assert mixed.weight == pytest.approx(2 * mixed.right / 100, abs=1e-3) and 0 < mixed.weight < 2
+    # the mutual agreement votes_of has already computed for its log is used as given, not computed again
+    from onlstm_cli.evaluation.metrics import mutual_agreement
+    assert auto_weight([last, last], lengths, mutual_agreement([last, last])) == mixed
+    assert auto_weight([last, last], lengths, [0.5, 0.5]).mutual == pytest.approx(50)
 
 
 @pytest.mark.parametrize("given, wanted", [("auto", "auto"), (" AUTO ", "auto"), ("2", 2.0), ("0.5", 0.5), (0, 0.0)])

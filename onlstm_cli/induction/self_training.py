@@ -108,14 +108,15 @@ class AutoWeight:
                 f"right-branching trees, {self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other)")
 
 
-def auto_weight(trees: list[list[set]], lengths: list[int]) -> AutoWeight:
+def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] | None = None) -> AutoWeight:
     """The right-branching voter's weight from the teachers' trees of the validation text (no gold tree read):
     K × (their mean agreement with right-branching trees − with left-branching ones) / their mean agreement with
     each other; 0 where that is negative (a language that does not branch to the right) or with one teacher
     (one teacher and a right-branching voter of weight 1 cost English 4 points, models/README.md).
     Why: left- and right-branching trees share no span, so what a tree shares with the left-branching one is what
     any tree shares with a fixed shape of this text by chance; what the teachers share with right-branching trees
-    beyond that, against what they share with each other, is how much of their consensus that prior already is."""
+    beyond that, against what they share with each other, is how much of their consensus that prior already is.
+    `mutual`: each teacher's mean agreement with the others (metrics.mutual_agreement), where already computed."""
     k = len(trees)
     if k < 2:
         return AutoWeight(0.0, math.nan, math.nan, math.nan)
@@ -123,9 +124,9 @@ def auto_weight(trees: list[list[set]], lengths: list[int]) -> AutoWeight:
     left = [left_branching_spans(n) for n in lengths]
     with_right = sum(pairwise_agreement([t, right])[0, 1] for t in trees) / k
     with_left = sum(pairwise_agreement([t, left])[0, 1] for t in trees) / k
-    mutual = sum(mutual_agreement(trees)) / k
-    weight = max(0.0, k * (with_right - with_left) / mutual) if mutual > 0 else 0.0
-    return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mutual)
+    mean_mutual = sum(mutual if mutual is not None else mutual_agreement(trees)) / k
+    weight = max(0.0, k * (with_right - with_left) / mean_mutual) if mean_mutual > 0 else 0.0
+    return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mean_mutual)
 
 
 def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:
@@ -294,14 +295,15 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     train_trees = [trees_of(t, sentences) for t in teachers]
     valid_trees = [trees_of(t, valid_sentences) for t in teachers]
     valid_lengths = [len(s) for s in valid_sentences]
-    agreement = None
+    agreement = mutual = None
     if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
-        agreement = [round(100 * a, 2) for a in mutual_agreement(valid_trees)]
+        mutual = mutual_agreement(valid_trees)
+        agreement = [round(100 * a, 2) for a in mutual]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text): "
             + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
     weight = train.right_branching
     if weight == AUTO:
-        chosen = auto_weight(valid_trees, valid_lengths)
+        chosen = auto_weight(valid_trees, valid_lengths, mutual)
         weight = chosen.weight
         log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
             "the right-branching voter's weight: 0 (auto, with one teacher)")
