@@ -186,6 +186,20 @@ def test_parse_layer_out_of_range(corpus, tmp_path):
                     parse_layer=4, reporter=QuietReporter())
 
 
+@pytest.mark.parametrize("lang, split, stored", [("en", None, "paper"), ("zh", None, "symmetric"),
+                                                ("zh", "paper", "paper"), ("en", "symmetric", "symmetric")])
+def test_the_model_file_keeps_the_split_rule_its_language_or_the_user_chose(corpus, tmp_path, lang, split, stored):
+    out = tmp_path / "m.onlstm"
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), lang=lang, split=split,
+                reporter=QuietReporter())
+    assert load_model(out).split == stored
+    resumed = tmp_path / "again.onlstm"  # a resumed run keeps its checkpoint's rule, whatever it is given
+    train_model(corpus["train"], resumed, dict(TINY_MODEL), tiny_train_config(epochs=2), lang=lang,
+                resume=checkpoint_path(out), split="paper" if stored == "symmetric" else "symmetric",
+                reporter=QuietReporter())
+    assert load_model(resumed).split == stored
+
+
 # --- resume --------------------------------------------------------------------------------------------
 
 def test_resume_continues_with_optimizer_state(corpus, tmp_path):
@@ -414,6 +428,10 @@ def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     assert seen["model_config"] == model_defaults
     assert seen["train_config"] == TrainConfig()
     assert seen["max_vocab"] == DEFAULT_MAX_VOCAB and seen["min_freq"] == 1
+    assert seen["split"] is None  # train_model picks the language's rule
+    result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm"),
+                                      "--split", "symmetric"])
+    assert result.exit_code == 0 and seen["split"] == "symmetric", result.output
 
 
 def test_a_right_to_left_model_trains_on_each_sentence_reversed(corpus, tmp_path):

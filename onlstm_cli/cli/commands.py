@@ -139,6 +139,11 @@ class MasterInput(str, Enum):
     symmetric = "symmetric"
 
 
+class SplitRule(str, Enum):
+    paper = "paper"
+    symmetric = "symmetric"
+
+
 # The `train` options' defaults are the config dataclasses' (one place for each).
 MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
 TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
@@ -194,6 +199,7 @@ def train(
     threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores)."),
     checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
+    split: Optional[SplitRule] = typer.Option(None, "--split", help="The split rule the model parses with by default (parse --split changes it); default: symmetric for zh, paper otherwise. With --seeds, the teachers' trees are built with it."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
     right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: K × (the teachers' agreement with right-branching trees − with left-branching ones) / their agreement with each other, on the validation text, 0 where that is negative or with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds."),
@@ -256,7 +262,8 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
                                checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
                                loss_log=str(o["loss_log"]) if o["loss_log"] else None)
     lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
-                      max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"])
+                      max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"],
+                      split=o["split"].value if o["split"] else None)
     return model_config, train_config, lm_options
 
 
@@ -348,11 +355,6 @@ class OutputFormat(str, Enum):
     tree = "tree"
     svg = "svg"
     html = "html"
-
-
-class SplitRule(str, Enum):
-    paper = "paper"
-    symmetric = "symmetric"
 
 
 ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "

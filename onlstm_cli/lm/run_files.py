@@ -32,7 +32,7 @@ class RunFiles:
         """Write the model file; False when that failed (reported, training goes on)."""
         p = self.plan
         return self.saving(lambda: save_model(self.out, self.model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                                              self.meta(epochs_done, valid_ppl)))
+                                              self.meta(epochs_done, valid_ppl), split=p.split))
 
     def save_checkpoint(self, optimizer: torch.optim.Optimizer) -> bool:
         """Weights (float32), optimizer and where the run stands, for --resume; False when that failed."""
@@ -41,7 +41,7 @@ class RunFiles:
 
         def write():
             archive = model_archive(self.model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
-                                    self.meta(s.epoch - 1, s.best), torch.float32)
+                                    self.meta(s.epoch - 1, s.best), torch.float32, split=p.split)
             archive.update(format=CHECKPOINT_FORMAT, optimizer=optimizer.state_dict(), epoch=s.epoch,
                            position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
                            seconds=self.seconds(), averaging=s.averaging)

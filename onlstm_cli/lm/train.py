@@ -501,8 +501,10 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
                 keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
                 parse_layer: int | None = None, resume: str | Path | None = None,
-                reporter: Reporter | None = None) -> TrainResult:
+                reporter: Reporter | None = None, split: str | None = None) -> TrainResult:
     """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity.
+    `parse_layer` and `split` are what the model file parses with by default (None: the middle layer, and
+    `default_split(lang)`); a resumed run keeps its checkpoint's.
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
     """
@@ -523,7 +525,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
             check_destination(out)
             plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
                                     keep_punct, max_vocab, min_freq, parse_layer, group.world_size * tc.batch_size,
-                                    reporter, valid, tc.optimizer)
+                                    reporter, valid, tc.optimizer, split)
             model = model or ONLSTMLanguageModel(ModelConfig(**plan.config))
             check_free_space(out, model)
             if resume is not None:

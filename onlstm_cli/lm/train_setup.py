@@ -36,20 +36,28 @@ class Plan:
     tokenizer: Tokenizer
     lang: str
     parse_layer: int | None
+    split: str                      # the split rule the model's trees are built with by default
     pretokenized: bool
     keep_punct: bool
     state: RunState
     optimizer: dict | None = None   # the optimizer state of a resumed run
 
 
+def default_split(lang: str) -> str:
+    """The split rule a new model of `lang` parses with: symmetric for Chinese, whose trees it lifts most on the
+    UD dev trees (models/zh.md), the paper's rule elsewhere."""
+    return "symmetric" if lang == "zh" else "paper"
+
+
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
-              parse_layer, global_batch, reporter, valid=None, optimizer=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
+              parse_layer, global_batch, reporter, valid=None, optimizer=None, split=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
     """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
     model = None
     if resume is None:
         vocab = Vocabulary.build(count_words(corpus, tokenizer, pretokenized, keep_punct), max_vocab, min_freq)
         config = ModelConfig(vocab_size=len(vocab), **(model_config or {}))
-        plan = Plan(config.to_dict(), vocab, tokenizer, lang, parse_layer, pretokenized, keep_punct, RunState())
+        plan = Plan(config.to_dict(), vocab, tokenizer, lang, parse_layer, split or default_split(lang), pretokenized,
+                    keep_punct, RunState())
     else:
         ckpt = read_archive(resume, expected_format=CHECKPOINT_FORMAT)
         check_global_batch(ckpt, resume, global_batch)
@@ -65,7 +73,7 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
         state = RunState(ckpt["epoch"], ckpt["position"], ckpt["best_valid_ppl"], list(ckpt["history"]),
                          ckpt["seconds"], bool(ckpt.get("averaging", False)))
         plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
-                    ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
+                    loaded.split, ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
         reporter.message(f"resuming from {resume} (epoch {state.epoch}, "
                          f"best valid ppl {state.best or float('nan'):.2f})")
     n_layers = plan.config["n_layers"]
