@@ -50,7 +50,8 @@ def default_split(lang: str) -> str:
 
 
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
-              parse_layer, global_batch, reporter, valid=None, optimizer=None, split=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
+              parse_layer, global_batch, reporter, valid=None, optimizer=None,
+              split=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
     """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
     model = None
     if resume is None:
