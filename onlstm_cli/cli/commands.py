@@ -217,10 +217,6 @@ def train(
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
                                   right_branching, second_round)
-    epochs = TRAIN_DEFAULTS["epochs"] if epochs is None else epochs
-    lr = TRAIN_DEFAULTS["lr"] if lr is None else lr
-    batch_size = TRAIN_DEFAULTS["batch_size"] if batch_size is None else batch_size
-    check_lm_options(locals())
     model_config, train_config, lm_options = lm_configs(locals())
 
     from onlstm_cli.lm.distributed import launched_rank
@@ -247,8 +243,11 @@ def train(
 
 
 def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
-    """From `train`'s checked options (its locals): the model's config, the training config and the rest of
-    train_model's arguments (tokenizer, language, vocabulary, parse layer)."""
+    """From `train`'s options (its locals), checked, with the language models' defaults where --teacher has its
+    own: the model's config, the training config and the rest of train_model's arguments (tokenizer, language,
+    vocabulary, parse layer, split rule)."""
+    o = {**o, **{name: TRAIN_DEFAULTS[name] for name in ("epochs", "lr", "batch_size") if o[name] is None}}
+    check_lm_options(o)
     from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
     lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else o["lang"]
     tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
