@@ -200,6 +200,13 @@ def test_the_model_file_keeps_the_split_rule_its_language_or_the_user_chose(corp
     assert load_model(resumed).split == stored
 
 
+def test_an_unknown_split_rule_is_refused_before_training(corpus, tmp_path):
+    with pytest.raises(TrainingError, match="split rule"):
+        train_model(corpus["train"], tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(), split="middle",
+                    reporter=QuietReporter())
+    assert not (tmp_path / "m.onlstm").exists()
+
+
 # --- resume --------------------------------------------------------------------------------------------
 
 def test_resume_continues_with_optimizer_state(corpus, tmp_path):

@@ -35,6 +35,7 @@ from onlstm_cli.lm.run_checks import check_destination, check_free_space, checkp
 from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
 from onlstm_cli.lm.train_setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.text.vocab import Tokenizer
+from onlstm_cli.induction.trees import SPLIT_RULES
 
 __all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "StopSignals", "TrainResult", "train_model"]
 
@@ -511,6 +512,8 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     tc = train_config or TrainConfig()
     if tc.optimizer not in OPTIMIZERS:
         raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
+    if split is not None and split not in SPLIT_RULES:  # else only reading the trained file would find it
+        raise TrainingError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
     if tc.threads is not None and tc.threads < 1:
         raise TrainingError("--threads must be at least 1")
     if tc.threads:
