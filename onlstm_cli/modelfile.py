@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
@@ -289,6 +290,16 @@ def check_meta_size(meta, where: str) -> None:
                                  f"and {MAX_META_CHARS:,} characters this onlstm reads")
 
 
+class _NoInitialization(TorchFunctionMode):
+    """Skips torch.nn.init while a module is built for its shapes: on the meta device an initializer runs
+    through torch._refs, whose first call imports torch._dynamo, more than a second of every start."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__module__", None) == "torch.nn.init":
+            return args[0] if args else None
+        return func(*args, **(kwargs or {}))
+
+
 SIZE_FIELDS = ("vocab_size", "emb_size", "hidden_size", "n_layers", "chunk_size")
 
 
@@ -311,7 +322,7 @@ def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fi
         raise ModelFileError(f"{where} is damaged: it declares {config['n_layers']} layers but holds the weights "
                              f"of {len(present)}")
     try:
-        with torch.device("meta"):
+        with torch.device("meta"), _NoInitialization():
             declared = {name: tuple(t.shape) for name, t in build(config).state_dict().items()}
     except (TypeError, ValueError, ArithmeticError, AttributeError, RuntimeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__

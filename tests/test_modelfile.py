@@ -496,6 +496,21 @@ def test_the_guard_lets_a_good_file_with_a_span_parser_load(tmp_path, monkeypatc
     assert loaded.span_parser is not None and loaded.config.n_layers == 3
 
 
+def test_checking_a_header_imports_no_compiler(tmp_path):
+    """The guard builds the modules on the meta device for their shapes; an initializer run there would
+    import torch._dynamo, more than a second of every `onlstm parse`. A fresh process shows what loads."""
+    import subprocess
+    import sys
+    path = tmp_path / "good.onlstm"
+    torch.save(with_span_parser(good_archive()), path)
+    code = ("import sys; from onlstm_cli.modelfile import load_model; "
+            f"loaded = load_model({str(path)!r}); "
+            "print(loaded.span_parser is not None, 'torch._dynamo' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-500:]
+    assert result.stdout.split() == ["True", "False"]
+
+
 def deflated_copy(src: Path, dst: Path) -> None:
     import zipfile
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
