@@ -49,16 +49,28 @@ def test_the_readme_has_examples_to_run():
     assert len(shell_lines()) >= 6 and len(python_blocks()) >= 2
 
 
-def test_the_readme_shell_examples_run(tmp_path):
-    if any("../shared" in line for line in shell_lines()) and not SHARED.is_dir():
+def writes_a_file(line: str) -> bool:
+    return re.match(r"(echo|printf) ", line) is not None and " > " in line
+
+
+@pytest.mark.parametrize("line", [line for line in shell_lines() if not writes_a_file(line)])
+def test_the_readme_shell_examples_run(line, tmp_path):
+    """Each line in its own test, so that test workers share them out; the lines that write a file for
+    later lines (`printf … > sentences.txt`) run first, as a reader would have run them."""
+    if "../shared" in line and not SHARED.is_dir():
         pytest.skip("the shared data is not beside the checkout")
     (tmp_path / "work").mkdir()
     os.symlink(SHARED, tmp_path / "shared")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    for line in shell_lines():
-        result = subprocess.run(["bash", "-c", f"set -o pipefail; {line} > /dev/null"], cwd=tmp_path / "work",
+    lines = shell_lines()
+    for command in [earlier for earlier in lines[:lines.index(line)] if writes_a_file(earlier)] + [line]:
+        quiet = "" if " > " in command else " > /dev/null"  # a line's own redirect writes its file
+        result = subprocess.run(["bash", "-c", f"set -o pipefail; {command}{quiet}"], cwd=tmp_path / "work",
                                 capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
-        assert result.returncode == 0, f"{line}: {result.stderr[-500:]}"
+        assert result.returncode == 0, f"{command}: {result.stderr[-500:]}"
+    written = re.search(r" > (\S+)$", line)
+    if written:
+        assert (tmp_path / "work" / written.group(1)).stat().st_size > 0, f"{line} wrote nothing"
 
 
 def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path):
