@@ -148,6 +148,35 @@ def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, 
     assert out.is_file() and (tmp_path / "r.lm-seed1112.onlstm").is_file()
 
 
+def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corpus, tmp_path):
+    """Teachers cut short by the budget go on from their checkpoints; the span parser trains again."""
+    out = tmp_path / "b.onlstm"
+    assert TINY[-2:] == ["--time-budget", "none"]
+
+    def budget(seconds: str):
+        return refused(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
+                        "--side-by-side", "1", "--time-budget", seconds])
+
+    first = budget("10")
+    assert first.exit_code == 0, first.stderr
+    record_path = tmp_path / "b.onlstm.recipe.json"
+    before = {t["seed"]: t["epochs"] for t in json.loads(record_path.read_text())["teachers"]}
+    assert sorted(before) == [1111, 1112] and all(epochs < 1000 for epochs in before.values())
+    written = out.stat().st_mtime_ns
+    lower = budget("5")
+    assert lower.exit_code == 2 and "can be raised, not lowered" in lower.stderr
+    assert len(lower.stderr.strip().splitlines()) == 1
+    second = budget("20")
+    assert second.exit_code == 0, second.stderr
+    assert "--time-budget raised from" in second.stderr and "seeds 1111, 1112 go on from their checkpoints" in second.stderr
+    assert second.stderr.count("resumed from its checkpoint") == 2
+    record = json.loads(record_path.read_text())
+    assert record["options"]["train"]["time_budget"] == 20.0 and record["span_parser"] is not None
+    assert all(t["epochs"] > before[t["seed"]] for t in record["teachers"])
+    assert out.stat().st_mtime_ns != written  # the span parser of the new votes
+    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["recipe"]["time_budget"] == 20.0
+
+
 def children(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):

@@ -14,11 +14,12 @@ at once share it out in rounds, so each gets lm_share × B / ⌈K / side-by-side
 runs, as plain training counts it); the span parser stage gets the rest, the teachers' parse of the text
 included.
 
-OUT.recipe.json records the options (rerunning the command with other options is refused), the stages
-finished, each teacher's validation perplexity and the stage times; the final file's span-parser meta keeps
-the same record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a
-finished language model is never trained again, an unfinished one resumes from its checkpoint, the span
-parser from its own. Every file is written atomically, so kill -9 at any moment loses at most the work since
+OUT.recipe.json records the options (rerunning the command with other options is refused, except a larger
+--time-budget, which extends the recipe: see `RecipeRun.extend`), the stages finished, each teacher's
+validation perplexity and the stage times; the final file's span-parser meta keeps the same record.
+Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished language
+model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
+checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses at most the work since
 the last checkpoint.
 """
 from __future__ import annotations
@@ -85,20 +86,28 @@ class RecipeState:
             json.dump({"version": RECIPE_VERSION, **asdict(self)}, f, indent=1)
 
 
-def load_state(out: Path, options: dict) -> RecipeState:
-    """The recipe recorded beside `out`, or a fresh one; a record of other options is refused."""
+def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
+    """The recipe recorded beside `out`, or a fresh one; a record of other options is refused, except a
+    larger --time-budget, which extends the recipe: (state, the budget it had) then, else (state, None)."""
     path = state_path(out)
     if not path.exists():
-        return RecipeState(options)
+        return RecipeState(options), None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
+    extended_from = None
     for key, recorded, given in differences(state.options, options):
-        raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}: "
+        if key == "train.time_budget" and recorded is not None and (given is None or given > recorded):
+            extended_from = recorded
+            continue
+        hint = " (a recipe's --time-budget can be raised, not lowered)" if key == "train.time_budget" else ""
+        raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
                             "rerun it with the recipe's options, or use another --out")
-    return state
+    if extended_from is not None:
+        state.options["train"]["time_budget"] = options["train"]["time_budget"]
+    return state, extended_from
 
 
 def differences(recorded: dict, given: dict, prefix: str = ""):
@@ -155,7 +164,9 @@ class RecipeRun:
         return total * self.recipe.lm_share / rounds, total * (1 - self.recipe.lm_share)
 
     def run(self) -> "RecipeResult":
-        state = load_state(self.out, self.options())
+        state, extended_from = load_state(self.out, self.options())
+        if extended_from is not None:
+            self.extend(state, extended_from)
         try:
             with signals_interrupt():
                 return self.stages(state)
@@ -183,6 +194,28 @@ class RecipeRun:
         else:
             self.log(f"recipe: already complete ({self.out}); nothing to do")
         return RecipeResult(self.out, state, seconds=time.monotonic() - started)
+
+    def extend(self, state: RecipeState, old_budget: float) -> None:
+        """A larger --time-budget on a recorded recipe: the language models that stopped on the old budget
+        (short of --epochs) go on from their checkpoints with their new share, and the span parser, whose
+        votes they change, trains again from the start (its file stays until the new one replaces it).
+        Models that ran all their epochs keep their record; if all did, nothing trains again."""
+        epochs = self.train_config.epochs
+        going_on = [t for t in state.teachers
+                    if t["epochs"] < epochs and checkpoint_path(lm_path(self.out, t["seed"])).exists()]
+        new = self.train_config.time_budget
+        said = "no limit" if new is None else f"{new / 60:.1f} min"
+        if going_on:
+            state.teachers = [t for t in state.teachers if t not in going_on]
+            state.span_parser = None
+            with contextlib.suppress(FileNotFoundError):
+                checkpoint_path(self.out).unlink()  # the old votes' checkpoint: the span parser starts anew
+        seeds = ", ".join(str(t["seed"]) for t in going_on)
+        self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: "
+                 + (f"the language models of seed{'s' if len(going_on) > 1 else ''} {seeds} go on from their checkpoints, then the span parser trains "
+                    "again on their votes" if going_on else "every language model ran its --epochs; nothing to "
+                    "train again"))
+        state.save(self.out)
 
     def train_language_model(self, state: RecipeState, number: int, seed: int):
         from onlstm_cli.lm.train import train_model
