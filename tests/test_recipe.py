@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -170,6 +171,9 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert second.exit_code == 0, second.stderr
     assert "--time-budget raised from" in second.stderr and "seeds 1111, 1112 go on from their checkpoints" in second.stderr
     assert second.stderr.count("resumed from its checkpoint") == 2
+    # the ETA counts what the first run spent: at most 15 s of models minus their first 7.5 s, then 5 s
+    first_eta = re.search(r"the recipe's at most ([\d.]+) min more", second.stderr)
+    assert first_eta and float(first_eta.group(1)) < 0.25, second.stderr
     record = json.loads(record_path.read_text())
     assert record["options"]["train"]["time_budget"] == 20.0 and record["span_parser"] is not None
     assert all(t["epochs"] > before[t["seed"]] for t in record["teachers"])

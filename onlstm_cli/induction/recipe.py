@@ -330,7 +330,11 @@ class RecipeRun:
         lm_budget, span_budget = self.budgets()
         rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
         if lm_budget is not None:
-            left = lm_budget * rounds + span_budget
+            # at most the remaining rounds' budgets, and no more than the stage's budget minus what its earlier
+            # runs spent (a resumed or extended recipe); the span parser's share counts from its own start
+            spent = state.stage_seconds.get("language_models", 0.0)
+            whole_stage = lm_budget * side_by_side.waves(self.recipe.seeds, self.slots())
+            left = min(lm_budget * rounds, max(0.0, whole_stage - spent)) + span_budget
             return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
         if not state.teachers:
             return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
