@@ -169,7 +169,8 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert len(lower.stderr.strip().splitlines()) == 1
     second = budget("20")
     assert second.exit_code == 0, second.stderr
-    assert "--time-budget raised from" in second.stderr and "seeds 1111, 1112 go on from their checkpoints" in second.stderr
+    assert "--time-budget raised from" in second.stderr
+    assert "seeds 1111, 1112 go on from their checkpoints" in second.stderr
     assert second.stderr.count("resumed from its checkpoint") == 2
     # the ETA counts what the first run spent: at most 15 s of models minus their first 7.5 s, then 5 s
     first_eta = re.search(r"the recipe's at most ([\d.]+) min more", second.stderr)

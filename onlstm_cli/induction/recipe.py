@@ -19,8 +19,8 @@ OUT.recipe.json records the options (rerunning the command with other options is
 validation perplexity and the stage times; the final file's span-parser meta keeps the same record.
 Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished language
 model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
-checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses at most the work since
-the last checkpoint.
+checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses
+at most the work since the last checkpoint.
 """
 from __future__ import annotations
 
@@ -210,11 +210,10 @@ class RecipeRun:
             state.span_parser = None
             with contextlib.suppress(FileNotFoundError):
                 checkpoint_path(self.out).unlink()  # the old votes' checkpoint: the span parser starts anew
-        seeds = ", ".join(str(t["seed"]) for t in going_on)
-        self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: "
-                 + (f"the language models of seed{'s' if len(going_on) > 1 else ''} {seeds} go on from their checkpoints, then the span parser trains "
-                    "again on their votes" if going_on else "every language model ran its --epochs; nothing to "
-                    "train again"))
+        seeds = f"seed{'s' if len(going_on) > 1 else ''} " + ", ".join(str(t["seed"]) for t in going_on)
+        what = (f"the language models of {seeds} go on from their checkpoints, then the span parser trains again "
+                "on their votes" if going_on else "every language model ran its --epochs; nothing to train again")
+        self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: {what}")
         state.save(self.out)
 
     def train_language_model(self, state: RecipeState, number: int, seed: int):
