@@ -27,8 +27,9 @@ def onlstm(args: list[str], **options) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, timeout=600, **options)
 
 
-def refused(args: list[str]):
-    """A command refused before anything trains: run in this process, as the command line runs it."""
+def in_process(args: list[str]):
+    """`onlstm ARGS` run in this process, as the command line runs it: for refusals and tiny runs, without
+    a start-up of their own."""
     from typer.testing import CliRunner
     from onlstm_cli.cli.commands import app
     return CliRunner().invoke(app, args)
@@ -119,7 +120,7 @@ def test_rerunning_a_finished_recipe_trains_nothing(finished, corpus):
 
 
 def test_a_recipe_with_other_options_is_refused_in_one_line(finished, corpus):
-    result = refused(recipe_args(corpus, finished, "--dropout", "0.2"))
+    result = in_process(recipe_args(corpus, finished, "--dropout", "0.2"))
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "records a recipe with model" in result.stderr and "another --out" in result.stderr
@@ -155,7 +156,7 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert TINY[-2:] == ["--time-budget", "none"]
 
     def budget(seconds: str):
-        return refused(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
+        return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
                         "--side-by-side", "1", "--time-budget", seconds])
 
     first = budget("10")
@@ -226,7 +227,7 @@ def test_a_signal_to_a_side_by_side_recipe_stops_every_model_at_a_checkpoint_and
     assert record["teachers"] == [] and record["span_parser"] is None
     for seed in (1111, 1112):
         assert (tmp_path / f"s.lm-seed{seed}.onlstm.ckpt").is_file()
-    result = refused(side_by_side_args(corpus, out, epochs=2))
+    result = in_process(side_by_side_args(corpus, out, epochs=2))
     assert result.exit_code == 2 and "records a recipe with train.epochs = 30" in result.stderr  # same command only
     process, seen = start_side_by_side(corpus, out)  # the same command: both go on from their checkpoints
     process.send_signal(signal.SIGINT)
@@ -270,24 +271,24 @@ def _state(pid: int) -> str:
     (["--right-branching", "lots"], "--right-branching takes a weight (0 or more) or auto, not 'lots'"),
 ])
 def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message):
-    result = refused(recipe_args(corpus, tmp_path / "m.onlstm") + extra)
+    result = in_process(recipe_args(corpus, tmp_path / "m.onlstm") + extra)
     assert result.exit_code == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_corpus_too_small_for_a_recipe_is_refused(tmp_path):
     small = write_corpus(tmp_path / "small.txt", 8)
-    result = refused(recipe_args(small, tmp_path / "m.onlstm"))
+    result = in_process(recipe_args(small, tmp_path / "m.onlstm"))
     assert result.exit_code == 2 and "has 8 lines: --seeds needs at least 20" in result.stderr
 
 
 def test_an_unwritable_out_is_refused_before_training(corpus, tmp_path):
-    result = refused(recipe_args(corpus, tmp_path / "no-such-folder" / "m.onlstm"))
+    result = in_process(recipe_args(corpus, tmp_path / "no-such-folder" / "m.onlstm"))
     assert result.exit_code == 2 and "its folder does not exist" in result.stderr
 
 
 def test_resume_of_a_recipe_that_never_ran_is_refused(corpus, tmp_path):
-    result = refused(recipe_args(corpus, tmp_path / "m.onlstm", "--resume", str(tmp_path / "m.onlstm")))
+    result = in_process(recipe_args(corpus, tmp_path / "m.onlstm", "--resume", str(tmp_path / "m.onlstm")))
     assert result.exit_code == 2 and "no recipe to resume" in result.stderr
 
 

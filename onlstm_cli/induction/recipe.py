@@ -88,7 +88,8 @@ class RecipeState:
 
 def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     """The recipe recorded beside `out`, or a fresh one; a record of other options is refused, except a
-    larger --time-budget, which extends the recipe: (state, the budget it had) then, else (state, None)."""
+    larger --time-budget, which extends the recipe (`RecipeRun.extend`): (state, the budget it recorded)
+    then, else (state, None)."""
     path = state_path(out)
     if not path.exists():
         return RecipeState(options), None
@@ -105,8 +106,6 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
         hint = " (a recipe's --time-budget can be raised, not lowered)" if key == "train.time_budget" else ""
         raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
                             "rerun it with the recipe's options, or use another --out")
-    if extended_from is not None:
-        state.options["train"]["time_budget"] = options["train"]["time_budget"]
     return state, extended_from
 
 
@@ -204,6 +203,7 @@ class RecipeRun:
         going_on = [t for t in state.teachers
                     if t["epochs"] < epochs and checkpoint_path(lm_path(self.out, t["seed"])).exists()]
         new = self.train_config.time_budget
+        state.options["train"]["time_budget"] = new  # the record's budget is now this one
         said = "no limit" if new is None else f"{new / 60:.1f} min"
         if going_on:
             state.teachers = [t for t in state.teachers if t not in going_on]
