@@ -111,6 +111,20 @@ def test_the_recipe_holds_out_validation_lines_when_none_are_given(finished, cor
     assert valid == lines[19::20]
 
 
+def test_the_held_out_split_keeps_every_line_as_written_and_skips_blank_ones(tmp_path):
+    from onlstm_cli.induction.recipe import held_out_split
+    corpus = tmp_path / "raw.txt"
+    lines = [f"sentence number {k} ." for k in range(45)]
+    lines[7] = "caf\xe9 bytes ."  # not UTF-8: replaced, as the line count reads it, not a failure here
+    body = "\r\n\r\n".join(lines[:10]).encode("latin-1") + b"\n  \n" + "\n".join(lines[10:]).encode() + b"\n"
+    corpus.write_bytes(body)
+    train, valid = held_out_split(corpus, tmp_path / "out.onlstm")
+    expected = [line.replace("\xe9", "\ufffd") for line in lines]
+    assert valid.read_text().splitlines() == expected[19::20]
+    assert train.read_text().splitlines() == [line for k, line in enumerate(expected) if k % 20 != 19]
+    assert "\r" not in train.read_text()
+
+
 def test_rerunning_a_finished_recipe_trains_nothing(finished, corpus):
     before = {p.name: p.stat().st_mtime_ns for p in finished.parent.glob("*.onlstm")}
     result = onlstm(recipe_args(corpus, finished))

@@ -396,15 +396,18 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
 
 
 def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
-    """Every 20th line of the corpus as validation text, the others to train on, written beside `out`
-    (the same corpus gives the same files, so a rerun finds what it trained on)."""
-    lines = [line for line in corpus.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    parts = {"train": [l for k, l in enumerate(lines) if k % 20 != 19], "valid": lines[19::20]}
-    paths = {}
-    for name, part in parts.items():
-        paths[name] = out.with_name(f"{out.stem}.recipe-{name}.txt")
-        with atomic_file(paths[name], "w", refuse_symlink=True) as f:
-            f.write("\n".join(part) + "\n")
+    """Every 20th non-blank line of the corpus as validation text, the others to train on, written beside
+    `out` (the same corpus gives the same files, so a rerun finds what it trained on). It streams: a corpus
+    is read a line at a time, as training reads it, never whole into memory."""
+    paths = {name: out.with_name(f"{out.stem}.recipe-{name}.txt") for name in ("train", "valid")}
+    with atomic_file(paths["train"], "w", refuse_symlink=True) as train, \
+            atomic_file(paths["valid"], "w", refuse_symlink=True) as valid, open(corpus, "rb") as lines:
+        kept = 0
+        for raw in lines:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if line.strip():
+                (valid if kept % 20 == 19 else train).write(line + "\n")
+                kept += 1
     return paths["train"], paths["valid"]
 
 
