@@ -197,6 +197,25 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert torch.load(out, weights_only=True)["span_parser"]["meta"]["recipe"]["time_budget"] == 20.0
 
 
+@pytest.mark.parametrize("damage", ["not json", "too large"])
+def test_a_damaged_or_oversized_recipe_record_is_refused_in_one_line(tmp_path, corpus, damage):
+    from onlstm_cli.induction.recipe import MAX_RECORD_BYTES
+    out = tmp_path / "d.onlstm"
+    record = tmp_path / "d.onlstm.recipe.json"
+    if damage == "not json":
+        record.write_text('{"options": ')
+    else:
+        with record.open("wb") as f:  # sparse: no disk spent, but a whole read would take its size in memory
+            f.truncate(MAX_RECORD_BYTES + 1)
+    result = in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", *TINY])
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "is not a recipe record" in result.stderr and "remove it to start the recipe anew" in result.stderr
+    if damage == "too large":
+        assert "more than a record's" in result.stderr
+    assert not list(tmp_path.glob("d.lm-seed*"))  # nothing trained on a record it could not read
+
+
 def children(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):

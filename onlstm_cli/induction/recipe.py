@@ -40,6 +40,7 @@ from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
 from onlstm_cli.induction import side_by_side
 
 RECIPE_VERSION = 1
+MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
 
 
 class Interrupted(Exception):
@@ -94,6 +95,8 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     if not path.exists():
         return RecipeState(options), None
     try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            raise ValueError(f"{path.stat().st_size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
         data = json.loads(path.read_text(encoding="utf-8"))
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
     except (OSError, ValueError, KeyError, TypeError) as e:
