@@ -15,7 +15,7 @@ _LAZY = {
     "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "induction.span_parser",
     "self_train": "induction.self_training",
     "RecipeConfig": "config", "run_recipe": "induction.recipe",
-    "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api",
+    "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api", "LineParser": "induction.line_parser",
     "parse_lines": "induction.parser", "sentence_distances": "induction.parser", "resolve_model": "induction.parser",
     "parse_in_workers": "induction.parallel", "model_info": "info",
 }

@@ -146,8 +146,8 @@ BAD_OPTIONS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
 def test_bad_options_are_refused_before_any_model_is_read(case, monkeypatch):
-    import onlstm_cli.api as api
-    monkeypatch.setattr(api.ModelCache, "get", lambda *a: pytest.fail("read a model for bad options"))
+    from onlstm_cli.induction.parser import ModelCache
+    monkeypatch.setattr(ModelCache, "get", lambda *a: pytest.fail("read a model for bad options"))
     options, kind, words = BAD_OPTIONS[case]
     with pytest.raises(kind, match=words):
         Parser.load("en", **options)
@@ -204,7 +204,7 @@ def test_latin_text_to_the_chinese_model_is_warned_about_and_fitting_text_is_not
 def test_a_parser_pickles_to_a_reference_and_back(tiny_model_path, monkeypatch):
     import pickle
 
-    from onlstm_cli import api
+    from onlstm_cli.induction.parser import ModelCache
     parser = Parser.load(tiny_model_path, batch_size=3, layer=1, split="symmetric")
     parser.parse("The cat sat.")
     data = pickle.dumps(parser)
@@ -213,7 +213,7 @@ def test_a_parser_pickles_to_a_reference_and_back(tiny_model_path, monkeypatch):
     copy = pickle.loads(data)
     assert (copy.model, copy.batch_size, copy.layer, copy.split) == (str(tiny_model_path), 3, 1, "symmetric")
     loads = []
-    monkeypatch.setattr(api.ModelCache, "get", lambda *a: loads.append(a))
+    monkeypatch.setattr(ModelCache, "get", lambda *a: loads.append(a))
     assert copy.parse("The cat sat on the mat.") == parser.parse("The cat sat on the mat.")
     assert loads == []  # this process has the model already: the copy shares it
 

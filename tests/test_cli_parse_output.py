@@ -80,3 +80,14 @@ def test_text_the_model_cannot_read_gets_one_warning_line(runner):
     assert len(warnings) == 1 and warnings[0].startswith("warning: the text is in CJK script but model en-ptb")
     fitting = run(runner, ["parse", "-m", "en"], input="The cat sat on the mat.\n")
     assert fitting.stderr == ""
+
+
+def test_parse_imports_nltk_only_for_nltk_output(model):
+    """`onlstm parse` runs LineParser, which needs no nltk (a quarter of a second of every start-up); only
+    `-f nltk` prints with it. -X importtime lists every module a process imports."""
+    for fmt, wants_nltk in (("bracket", False), ("tree", False), ("nltk", True)):
+        result = onlstm(f"echo 'The cat sat.' | PYTHONPROFILEIMPORTTIME=1 onlstm parse -m '{model}' -f {fmt}")
+        assert result.returncode == 0 and "cat" in result.stdout, result.stderr[-500:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "import time:" in line}
+        assert "onlstm_cli.induction.line_parser" in imported
+        assert ("nltk" in imported) is wants_nltk, fmt

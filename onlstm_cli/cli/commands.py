@@ -388,7 +388,7 @@ def parse(
     beside the gold ones.
     """
     from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
-    from onlstm_cli.api import BLOCK, Parser
+    from onlstm_cli.induction.line_parser import BLOCK, LineParser
     from onlstm_cli.induction.parallel import check_jobs, default_jobs, parse_in_workers
 
     size_kernel_cache(PARSE_KERNEL_CACHE)
@@ -408,7 +408,7 @@ def parse(
     if out_dir is not None and output_format != OutputFormat.svg:
         raise UserError("--out-dir goes with --format svg")
     # a bad --model fails before any input is read
-    parser = Parser.load(model, device=device, batch_size=batch_size, layer=layer,
+    parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                          split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
                          warn=False)  # warned below, in this process, whichever processes parse
     fmt = output_format or (OutputFormat.tree if output is None and sys.stdout.isatty() else OutputFormat.bracket)

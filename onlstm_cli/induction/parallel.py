@@ -1,6 +1,6 @@
 """Parsing on several cores: `parse --jobs N` and `parse_in_workers`.
 
-Each worker process holds its own copy of the model (a `Parser` is sent once, when the worker starts) and
+Each worker process holds its own copy of the model (a `LineParser` is sent once, when the worker starts) and
 parses whole input batches, the same batches one process would parse, with one torch thread each: a batch's
 trees do not depend on how many workers there are, so the output is byte-for-byte that of --jobs 1. Results
 come back in input order; at most `2 × jobs` batches are out at once, so memory stays flat on any input, and
