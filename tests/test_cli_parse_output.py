@@ -83,7 +83,7 @@ def test_text_the_model_cannot_read_gets_one_warning_line(runner):
 
 
 def test_parse_imports_nltk_only_for_nltk_output(model):
-    """`onlstm parse` runs LineParser, which needs no nltk (a quarter of a second of every start-up); only
+    """`onlstm parse` runs LineParser, which needs no nltk (part of every start-up otherwise); only
     `-f nltk` prints with it. -X importtime lists every module a process imports."""
     for fmt, wants_nltk in (("bracket", False), ("tree", False), ("nltk", True)):
         result = onlstm(f"echo 'The cat sat.' | PYTHONPROFILEIMPORTTIME=1 onlstm parse -m '{model}' -f {fmt}")

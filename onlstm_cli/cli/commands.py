@@ -409,8 +409,8 @@ def parse(
         raise UserError("--out-dir goes with --format svg")
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
-                         split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
-                         warn=False)  # warned below, in this process, whichever processes parse
+                             split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
+                             warn=False)  # warned below, in this process, whichever processes parse
     fmt = output_format or (OutputFormat.tree if output is None and sys.stdout.isatty() else OutputFormat.bracket)
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)

@@ -112,7 +112,7 @@ class SharedModels(ModelCache):
 class LineParser:
     """Lines of text → ParsedSentences (tree, tokens, distances) with an ON-LSTM model file: what `onlstm parse`
     runs, in its own process or in workers (parallel.py). `Parser` (api.py) is this with NLTK's face, trees as
-    nltk.Trees; this class needs no nltk, whose import would cost every `onlstm parse` a quarter of a second.
+    nltk.Trees; this class needs no nltk, whose import would lengthen every `onlstm parse` start-up.
 
     The arguments and their errors are `Parser`'s (see there).
     """
