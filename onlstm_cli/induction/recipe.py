@@ -95,8 +95,9 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     if not path.exists():
         return RecipeState(options), None
     try:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            raise ValueError(f"{path.stat().st_size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
         data = json.loads(path.read_text(encoding="utf-8"))
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
     except (OSError, ValueError, KeyError, TypeError) as e:
