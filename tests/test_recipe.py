@@ -309,10 +309,11 @@ def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_a_corpus_too_small_for_a_recipe_is_refused(tmp_path):
-    small = write_corpus(tmp_path / "small.txt", 8)
+@pytest.mark.parametrize("lines, said", [(8, "has 8 lines"), (1, "has 1 line")])
+def test_a_corpus_too_small_for_a_recipe_is_refused(tmp_path, lines, said):
+    small = write_corpus(tmp_path / "small.txt", lines)
     result = in_process(recipe_args(small, tmp_path / "m.onlstm"))
-    assert result.exit_code == 2 and "has 8 lines: --seeds needs at least 20" in result.stderr
+    assert result.exit_code == 2 and f"{said}: --seeds needs at least 20" in result.stderr
 
 
 def test_an_unwritable_out_is_refused_before_training(corpus, tmp_path):

@@ -388,7 +388,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     check_destination(out)  # a directory, a folder that cannot be written
     lines = sum(1 for line in corpus.open(encoding="utf-8", errors="replace") if line.strip())
     if lines < recipe.min_lines:
-        raise TrainingError(f"{corpus} has {lines} lines: --seeds needs at least {recipe.min_lines}, to train "
+        raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least {recipe.min_lines}, to train "
                             f"{seeds} models and validate them")
     if valid is None:
         corpus, valid = held_out_split(corpus, out)
