@@ -115,4 +115,6 @@ class RecipeConfig:
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU
+    progress_every: float = 300.0  # seconds between the recipe's own lines while language models train side by
+                                   # side (which stage, which seeds, the time left): their lines say only their own
 

@@ -164,6 +164,29 @@ def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, 
     assert out.is_file() and (tmp_path / "r.lm-seed1112.onlstm").is_file()
 
 
+def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_by_side(corpus, tmp_path):
+    """The processes' lines say only their own model: the recipe's own line says the stage, the seeds
+    training and the most the stage and the whole recipe can still take (here: a budget of 60 s)."""
+    from onlstm_cli.config import TrainConfig
+    from onlstm_cli.induction.recipe import run_recipe
+    from onlstm_cli.text.vocab import Tokenizer
+    said = []
+    result = run_recipe(corpus, tmp_path / "p.onlstm", None,
+                        dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
+                        TrainConfig(epochs=2, time_budget=60.0, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
+                                    threads=2),
+                        dict(tokenizer=Tokenizer("ptb")), seeds=2, side_by_side=2, log=said.append,
+                        progress_every=0.0)
+    assert not result.interrupted and result.out.is_file()
+    pattern = (r"recipe: stage 1 of 2, 0 of 2 language models done, training seeds 1111, 1112; [\d.]+ min in "
+               r"this stage; it ends in at most ([\d.]+) min, the recipe in at most ([\d.]+) min")
+    lines = [m for m in (re.fullmatch(pattern, line) for line in said) if m]
+    assert lines, said
+    stage, whole = (float(v) for v in lines[0].groups())
+    assert stage <= 0.75 and whole <= 1.0 and abs(whole - stage - 0.25) <= 0.1  # 75 % then 25 % of 60 s
+    assert [float(m.group(2)) for m in lines] == sorted((float(m.group(2)) for m in lines), reverse=True)
+
+
 def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corpus, tmp_path):
     """Teachers cut short by the budget go on from their checkpoints; the span parser trains again."""
     out = tmp_path / "b.onlstm"

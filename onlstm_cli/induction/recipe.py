@@ -146,7 +146,8 @@ class RecipeRun:
             "corpus": str(corpus.resolve()), "corpus_bytes": corpus.stat().st_size,
             "valid": str(Path(self.valid).resolve()), "model": self.model_config,
             "train": {k: v for k, v in asdict(self.train_config).items() if k not in ("threads", "device")},
-            "recipe": {k: v for k, v in asdict(self.recipe).items() if k != "side_by_side"},  # not what is trained
+            "recipe": {k: v for k, v in asdict(self.recipe).items()
+                       if k not in ("side_by_side", "progress_every")},  # how it runs, not what is trained
             "span_parser": {k: v for k, v in asdict(self.self_train).items() if k != "checkpoint_every"},
             "lm": lm}, default=str))
 
@@ -267,13 +268,16 @@ class RecipeRun:
         self.log(f"recipe: stage 1 of 2, {len(pending)} language models, {slots} at a time side by side "
                  f"({threads} thread{'s' if threads > 1 else ''} each); {self.eta_text(state, pending[0][0])}")
         failures = []
+        progress = _StageProgress(self, state, self.seconds_left(state, pending[0][0]), waiting=len(pending))
 
         def started(job):
+            progress.begin(job.seed)
             self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
                      f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]; "
                      f"{self.eta_text(state, job.number)}")
 
         def finished(job, outcome):
+            progress.end(job.seed)
             if "error" in outcome:
                 failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
             elif not outcome["interrupted"]:
@@ -287,7 +291,7 @@ class RecipeRun:
 
         before = time.monotonic()
         try:
-            stop = side_by_side.train_side_by_side(jobs, slots, started, finished)
+            stop = side_by_side.train_side_by_side(jobs, slots, started, finished, progress.tick)
         finally:
             state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
                 time.monotonic() - before
@@ -329,21 +333,63 @@ class RecipeRun:
         return (f"a span's target is its share of the votes: each of the {self.recipe.seeds} language models' trees "
                 f"weighs 1" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
 
-    def eta_text(self, state: RecipeState, number: int) -> str:
+    def seconds_left(self, state: RecipeState, number: int) -> float | None:
+        """The most the recipe can still take once language model `number` starts (None: no time budget):
+        the remaining rounds' budgets, and no more than the stage's budget minus what its earlier runs spent
+        (a resumed or extended recipe), then the span parser's share, which counts from its own start."""
         lm_budget, span_budget = self.budgets()
+        if lm_budget is None:
+            return None
+        rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
+        spent = state.stage_seconds.get("language_models", 0.0)
+        whole_stage = lm_budget * side_by_side.waves(self.recipe.seeds, self.slots())
+        return min(lm_budget * rounds, max(0.0, whole_stage - spent)) + span_budget
+
+    def eta_text(self, state: RecipeState, number: int) -> str:
+        lm_budget, _ = self.budgets()
         rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
         if lm_budget is not None:
-            # at most the remaining rounds' budgets, and no more than the stage's budget minus what its earlier
-            # runs spent (a resumed or extended recipe); the span parser's share counts from its own start
-            spent = state.stage_seconds.get("language_models", 0.0)
-            whole_stage = lm_budget * side_by_side.waves(self.recipe.seeds, self.slots())
-            left = min(lm_budget * rounds, max(0.0, whole_stage - spent)) + span_budget
+            left = self.seconds_left(state, number)
             return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
         if not state.teachers:
             return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
         per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
         return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
                 f"{per_model * rounds / 60:.1f} min; then the span parser")
+
+
+class _StageProgress:
+    """The recipe's own line every `progress_every` seconds while its language models train side by side, where
+    each process's lines say only how its own model goes: the stage, the seeds training, the time left."""
+
+    def __init__(self, run: RecipeRun, state: RecipeState, left: float | None, waiting: int):
+        self.run, self.state, self.left, self.waiting = run, state, left, waiting
+        self.training: list[int] = []
+        self.started = self.last = time.monotonic()
+
+    def begin(self, seed: int) -> None:
+        self.training.append(seed)
+        self.waiting -= 1
+
+    def end(self, seed: int) -> None:
+        self.training.remove(seed)
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last < self.run.recipe.progress_every:
+            return
+        self.last = now
+        training = sorted(self.training)
+        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.run.recipe.seeds} language models done, "
+                f"training seed{'s' if len(training) > 1 else ''} {', '.join(map(str, training))}"
+                + (f", {self.waiting} waiting" if self.waiting else "")
+                + f"; {(now - self.started) / 60:.1f} min in this stage")
+        if self.left is not None:
+            _, span_budget = self.run.budgets()
+            left = max(0.0, self.left - (now - self.started))
+            text += (f"; it ends in at most {max(0.0, left - span_budget) / 60:.1f} min, the recipe in at most "
+                     f"{left / 60:.1f} min")
+        self.run.log(text)
 
 
 @dataclass
@@ -366,13 +412,14 @@ class RecipeResult:
 
 def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
                right_branching: float | None = None, resume=None, reporter=None, log=print,
-               self_train: SelfTrainConfig | None = None, side_by_side: int | None = None) -> RecipeResult:
+               self_train: SelfTrainConfig | None = None, side_by_side: int | None = None,
+               progress_every: float = RecipeConfig.progress_every) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same."""
     from onlstm_cli.lm.train import LineReporter
     corpus, out = Path(corpus), Path(out)
-    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side)
+    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every)
     if side_by_side is not None and side_by_side < 1:
         raise TrainingError("--side-by-side must be at least 1")
     try:
@@ -388,8 +435,8 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     check_destination(out)  # a directory, a folder that cannot be written
     lines = sum(1 for line in corpus.open(encoding="utf-8", errors="replace") if line.strip())
     if lines < recipe.min_lines:
-        raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least {recipe.min_lines}, to train "
-                            f"{seeds} models and validate them")
+        raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least "
+                            f"{recipe.min_lines}, to train {seeds} models and validate them")
     if valid is None:
         corpus, valid = held_out_split(corpus, out)
     config = self_train or SelfTrainConfig(seed=train_config.seed)

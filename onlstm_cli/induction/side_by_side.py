@@ -133,10 +133,11 @@ class _ForwardSignals(StopSignals):
         super().__exit__(kind, error, trace)
 
 
-def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished) -> int:
+def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=None) -> int:
     """Train the jobs, at most `slots` at once. `started(job)` and `finished(job, outcome)` are called in
     this process as each starts and ends (outcome: train_seed's dict, or {"error": …} for a process that
-    died without one). Returns the signal that stopped the stage, 0 when every job ran to its end."""
+    died without one), `tick()` about once a second meanwhile. Returns the signal that stopped the stage, 0
+    when every job ran to its end."""
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-state
     results = context.Queue()
     waiting, running, by_seed = list(jobs), {}, {job.seed: job for job in jobs}
@@ -155,6 +156,8 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished) -> in
                 if outcome.get("interrupted") or "error" in outcome:
                     stop = stop or signals.caught or outcome.get("stop_signal") or signal.SIGTERM
                     signals.stop_all(signal.SIGTERM)  # the others checkpoint and stop: a rerun goes on
+            if tick is not None and running and not (stop or signals.caught):
+                tick()
     return signals.caught or stop  # the signal the user sent, not the one passed on
 
 
