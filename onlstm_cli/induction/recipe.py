@@ -416,7 +416,8 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
                progress_every: float = RecipeConfig.progress_every) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
-    (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same."""
+    (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same.
+    `progress_every`: seconds between the recipe's own progress lines while models train side by side."""
     from onlstm_cli.lm.train import LineReporter
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every)
