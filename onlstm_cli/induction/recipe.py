@@ -268,16 +268,14 @@ class RecipeRun:
         self.log(f"recipe: stage 1 of 2, {len(pending)} language models, {slots} at a time side by side "
                  f"({threads} thread{'s' if threads > 1 else ''} each); {self.eta_text(state, pending[0][0])}")
         failures = []
-        progress = _StageProgress(self, state, self.seconds_left(state, pending[0][0]), waiting=len(pending))
+        progress = _StageProgress(self, state, self.seconds_left(state, pending[0][0]))
 
         def started(job):
-            progress.begin(job.seed)
             self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
                      f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]; "
                      f"{self.eta_text(state, job.number)}")
 
         def finished(job, outcome):
-            progress.end(job.seed)
             if "error" in outcome:
                 failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
             elif not outcome["interrupted"]:
@@ -362,32 +360,23 @@ class _StageProgress:
     """The recipe's own line every `progress_every` seconds while its language models train side by side, where
     each process's lines say only how its own model goes: the stage, the seeds training, the time left."""
 
-    def __init__(self, run: RecipeRun, state: RecipeState, left: float | None, waiting: int):
-        self.run, self.state, self.left, self.waiting = run, state, left, waiting
-        self.training: list[int] = []
+    def __init__(self, run: RecipeRun, state: RecipeState, left: float | None):
+        self.run, self.state, self.left = run, state, left
+        self.span_budget = run.budgets()[1]
         self.started = self.last = time.monotonic()
 
-    def begin(self, seed: int) -> None:
-        self.training.append(seed)
-        self.waiting -= 1
-
-    def end(self, seed: int) -> None:
-        self.training.remove(seed)
-
-    def tick(self) -> None:
+    def tick(self, training: list[int], waiting: int) -> None:
         now = time.monotonic()
         if now - self.last < self.run.recipe.progress_every:
             return
         self.last = now
-        training = sorted(self.training)
         text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.run.recipe.seeds} language models done, "
                 f"training seed{'s' if len(training) > 1 else ''} {', '.join(map(str, training))}"
-                + (f", {self.waiting} waiting" if self.waiting else "")
+                + (f", {waiting} waiting" if waiting else "")
                 + f"; {(now - self.started) / 60:.1f} min in this stage")
         if self.left is not None:
-            _, span_budget = self.run.budgets()
             left = max(0.0, self.left - (now - self.started))
-            text += (f"; it ends in at most {max(0.0, left - span_budget) / 60:.1f} min, the recipe in at most "
+            text += (f"; it ends in at most {max(0.0, left - self.span_budget) / 60:.1f} min, the recipe in at most "
                      f"{left / 60:.1f} min")
         self.run.log(text)
 

@@ -136,7 +136,8 @@ class _ForwardSignals(StopSignals):
 def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=None) -> int:
     """Train the jobs, at most `slots` at once. `started(job)` and `finished(job, outcome)` are called in
     this process as each starts and ends (outcome: train_seed's dict, or {"error": …} for a process that
-    died without one), `tick()` about once a second meanwhile. Returns the signal that stopped the stage, 0
+    died without one), `tick(training, waiting)` about once a second meanwhile (the seeds training, how many
+    wait). Returns the signal that stopped the stage, 0
     when every job ran to its end."""
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-state
     results = context.Queue()
@@ -157,7 +158,7 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=
                     stop = stop or signals.caught or outcome.get("stop_signal") or signal.SIGTERM
                     signals.stop_all(signal.SIGTERM)  # the others checkpoint and stop: a rerun goes on
             if tick is not None and running and not (stop or signals.caught):
-                tick()
+                tick(sorted(running), len(waiting))
     return signals.caught or stop  # the signal the user sent, not the one passed on
 
 
