@@ -11,15 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from onlstm_cli.text.formats import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.self_training import teacher_spans  # noqa: E402
-from onlstm_cli.induction.span_parser import cky  # noqa: E402
+from onlstm_cli.induction.self_training import consensus_heights, teacher_spans  # noqa: E402
 from onlstm_cli.induction.trees import build_tree  # noqa: E402
 
 
@@ -27,14 +24,8 @@ def consensus_trees(models: list, gold) -> list:
     teachers = [load_model(path) for path in models]
     words = [[teachers[0].tokenizer.normalize(w) for w in s.words] for s in gold]
     votes = teacher_spans(teachers, words, model_tokens=False)  # treebank words, not the tokenizer's cut
-    trees = []
-    for sentence, shares in zip(gold, votes):
-        n = len(sentence.words)
-        scores = torch.full((1, n + 1, n + 1), -0.5)
-        for (i, j), share in shares.items():
-            scores[0, i, j] = share - 0.5
-        trees.append(build_tree(cky(scores, [n])[0], sentence.words, "symmetric"))
-    return trees
+    heights = consensus_heights(votes, [len(s.words) for s in gold])
+    return [build_tree(height, sentence.words, "symmetric") for height, sentence in zip(heights, gold)]
 
 
 def main() -> None:

@@ -375,3 +375,52 @@ def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, 
     lines = []
     votes_of([load_model(tiny_model_path)], chinese, chinese, SelfTrainConfig(), lines.append)
     assert any(line.startswith("warning: the text is in CJK script but model tiny.onlstm") for line in lines)
+
+
+def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
+    """--targets tree: each sentence's target is the binary tree whose spans' (share − ½) sum highest, every
+    one of its spans 1; sentences of several lengths in batches smaller than the corpus."""
+    from onlstm_cli.induction.self_training import consensus_targets, vote
+    rng = random.Random(7)
+    lengths = [6, 3, 5, 1, 6, 4]
+    trees = [[set(rng.choice(list(all_binary_span_sets(0, n)))) - {(0, n)} for n in lengths] for _ in range(3)]
+    votes = vote(trees, lengths, right_branching=0.7)
+    targets = consensus_targets(votes, lengths, batch_size=4)
+    for n, shares, target in zip(lengths, votes, targets):
+        assert set(target.values()) <= {1.0}
+
+        def gain(spans):
+            return sum(shares.get(s, 0.0) - 0.5 for s in spans)
+        candidates = [set(t) - {(0, n)} for t in all_binary_span_sets(0, n)]
+        assert set(target) in candidates
+        assert gain(target) == pytest.approx(max(gain(c) for c in candidates))
+
+
+def test_consensus_targets_drop_a_minority_teachers_spans():
+    from onlstm_cli.induction.self_training import consensus_targets, vote
+    majority, minority = {(0, 2), (2, 5), (3, 5)}, {(1, 5), (1, 4), (2, 4)}
+    targets = consensus_targets(vote([[majority], [majority], [minority]], [5]), [5])
+    assert targets == [dict.fromkeys(majority, 1.0)]
+
+
+def test_targets_are_an_option_of_the_teachers_span_parser_only(runner, tiny_corpus, tmp_path):
+    from onlstm_cli.cli.commands import app
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--targets", "tree", "-o",
+                                 str(tmp_path / "m.onlstm")])
+    assert result.exit_code != 0 and "--targets are for the span parser of --teacher" in result.output
+    assert not (tmp_path / "m.onlstm").exists()
+
+
+def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tmp_path):
+    from onlstm_cli.text.corpus import TrainingError
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.self_training import check_resumable, run_identity
+    teacher = load_model(tiny_model_path)
+    config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
+
+    def identity(targets):
+        return run_identity(tiny_corpus["train"], tiny_corpus["valid"], tmp_path / "s.onlstm", [teacher], config,
+                            SelfTrainConfig(targets=targets))
+    check_resumable({"identity": identity("tree")}, identity("tree"), "s.onlstm.ckpt")
+    with pytest.raises(TrainingError, match="other --targets"):
+        check_resumable({"identity": identity("shares")}, identity("tree"), "s.onlstm.ckpt")

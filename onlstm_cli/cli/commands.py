@@ -144,6 +144,11 @@ class SplitRule(str, Enum):
     symmetric = "symmetric"
 
 
+class VoteTargets(str, Enum):
+    shares = "shares"
+    tree = "tree"
+
+
 # The `train` options' defaults are the config dataclasses' (one place for each).
 MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
 TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
@@ -201,9 +206,10 @@ def train(
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="The split rule the model parses with by default (parse --split changes it); default: symmetric for zh, paper otherwise. With --seeds, the teachers' trees are built with it."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
-    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching."),
+    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --targets."),
     right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: K × (the teachers' agreement with right-branching trees − with left-branching ones) / their agreement with each other, on the validation text, 0 where that is negative or with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds."),
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
+    targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0."),
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread of --threads (one a core without it), at most --seeds; 1 on a GPU."),
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
@@ -213,10 +219,12 @@ def train(
         raise UserError("--seeds must be at least 1")
     if teacher and seeds > 1:
         raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
+    if not teacher and (second_round or targets.value != SELF_TRAIN_DEFAULTS["targets"]):
+        raise UserError("--second-round and --targets are for the span parser of --teacher")
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
-                                  right_branching, second_round)
+                                  right_branching, second_round, targets.value)
     model_config, train_config, lm_options = lm_configs(locals())
 
     from onlstm_cli.lm.distributed import launched_rank
@@ -305,7 +313,7 @@ def check_lm_options(o: dict) -> None:
 def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
                        budget: float | None, threads: int | None, right_branching: float | str,
-                       second_round: bool) -> None:
+                       second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"]) -> None:
     """`train --teacher`: the span parser of self_training.py."""
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
@@ -319,7 +327,8 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
         right_branching = voter_weight(right_branching)
     except ValueError as e:
         raise UserError(str(e)) from None
-    config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round)
+    config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round,
+                             targets=targets)
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
                                ("--lr", lr, "lr")):
         if value is not None:

@@ -28,7 +28,7 @@ from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel
                                   read_archive, stored_weights)
 from onlstm_cli.induction.parser import sentence_distances, split_rule
 from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
-from onlstm_cli.induction.span_parser import SpanParser, padded, trainable_spans
+from onlstm_cli.induction.span_parser import SpanParser, cky, padded, trainable_spans
 from onlstm_cli.lm.train import StopSignals
 from onlstm_cli.induction.trees import build_tree, tree_spans
 
@@ -86,6 +86,30 @@ def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.
             for span in right_branching_spans(n):
                 counts[span] = counts.get(span, 0.0) + right_branching / total
     return votes
+
+
+def consensus_heights(votes: list[dict], lengths: list[int], batch_size: int = 256) -> list[list[int]]:
+    """Each sentence's consensus tree of the votes, as split heights (span_parser.split_heights): the binary
+    tree with the largest sum of (share − ½) over its spans, so a span most voters have counts for it and one
+    that few have counts against it."""
+    heights: list[list[int]] = [[] for _ in lengths]
+    order = sorted(range(len(lengths)), key=lambda k: lengths[k])
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        size = lengths[batch[-1]] + 1
+        scores = torch.full((len(batch), size, size), -0.5)
+        for row, k in enumerate(batch):
+            for (i, j), share in votes[k].items():
+                scores[row, i, j] = share - 0.5
+        for k, height in zip(batch, cky(scores, [lengths[k] for k in batch])):
+            heights[k] = height
+    return heights
+
+
+def consensus_targets(votes: list[dict], lengths: list[int], batch_size: int = 256) -> list[dict]:
+    """--targets tree: each sentence's consensus tree, 1 for its spans and 0 (absent) for every other."""
+    return [dict.fromkeys(tree_spans(build_tree(height, list(range(n)), "symmetric")), 1.0)
+            for height, n in zip(consensus_heights(votes, lengths, batch_size), lengths)]
 
 
 def right_branching_spans(n: int) -> set:
@@ -183,14 +207,15 @@ def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: 
     return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()), "out": str(out.resolve()),
             "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
             "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
-            "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers}
+            "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers,
+            "targets": train.targets}
 
 
 # the CLI's words for each part of a run's identity
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "teachers": "the teachers (--teacher)",
                   "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
                   "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight",
-                  "span_parser_teachers": "--second-round"}
+                  "span_parser_teachers": "--second-round", "targets": "--targets"}
 
 
 def check_resumable(state: dict, identity: dict, resume) -> None:
@@ -307,9 +332,12 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         weight = chosen.weight
         log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
             "the right-branching voter's weight: 0 (auto, with one teacher)")
-    return Votes([vocab.encode(s) for s in sentences], vote(train_trees, [len(s) for s in sentences], weight),
-                 [vocab.encode(s) for s in valid_sentences], vote(valid_trees, valid_lengths, weight), vocab.eos_id,
-                 agreement, weight)
+    lengths = [len(s) for s in sentences]
+    spans, valid_spans = vote(train_trees, lengths, weight), vote(valid_trees, valid_lengths, weight)
+    if train.targets == "tree":
+        spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
+    return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
+                 valid_spans, vocab.eos_id, agreement, weight)
 
 
 def resumed(path, identity: dict, parser: SpanParser, optimizer, rng: random.Random) -> Progress:
