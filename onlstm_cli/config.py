@@ -102,6 +102,8 @@ class SelfTrainConfig:
     right_branching: float | str = 0.0  # the weight of a right-branching tree voting beside the teachers (each
                                         # weighs 1), or AUTO: from the teachers' trees (self_training.auto_weight)
     span_parser_teachers: bool = False  # a second round: self-trained teachers teach with their span parsers' trees
+    teacher_layers: tuple[int, ...] = ()  # the language-model layers (1-based) whose trees each teacher votes with;
+                                          # (): its parse layer alone
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
                              # every other span 0 (the literature's students learn the averaged tree, models/README.md)
 

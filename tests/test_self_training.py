@@ -424,3 +424,43 @@ def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tm
     check_resumable({"identity": identity("tree")}, identity("tree"), "s.onlstm.ckpt")
     with pytest.raises(TrainingError, match="other --targets"):
         check_resumable({"identity": identity("shares")}, identity("tree"), "s.onlstm.ckpt")
+
+
+def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corpus):
+    from onlstm_cli.text.corpus import read_corpus
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.self_training import layer_trees, teacher_trees
+    teacher = load_model(tiny_model_path)
+    sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
+    by_layer = layer_trees(teacher, sentences, (1, 2, 3))
+    for layer, trees in zip((1, 2, 3), by_layer):
+        teacher.parse_layer = layer
+        assert trees == teacher_trees(teacher, sentences)
+    assert by_layer[0] != by_layer[2]  # the layers differ, so each is a voter of its own
+
+
+def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, tiny_corpus, tmp_path):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.self_training import self_train
+    teacher = load_model(tiny_model_path)
+    config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
+    lines = []
+    self_train(tiny_corpus["train"], tmp_path / "s.onlstm", teacher, tiny_corpus["valid"], config,
+               SelfTrainConfig(epochs=1, batch_size=8, teacher_layers=(2, 3), right_branching="auto"),
+               log=lines.append)
+    agreement = next(line for line in lines if line.startswith("the teachers' agreement"))
+    assert "layer 2" in agreement and "layer 3" in agreement
+    assert list(load_model(tmp_path / "s.onlstm").span_parser.meta["train"]["teacher_layers"]) == [2, 3]
+
+
+@pytest.mark.parametrize("layers, message", [("2,x", "expected layer numbers separated by commas"),
+                                             ("0,2", "numbered from 1, each given once"),
+                                             ("2,2", "numbered from 1, each given once"),
+                                             ("2,9", "has layers 1 to 3")])
+def test_bad_teacher_layers_are_refused_in_one_line(layers, message, runner, model, tiny_corpus, tmp_path):
+    from onlstm_cli.cli.commands import app
+    out = tmp_path / "s.onlstm"
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--teacher", model, "--valid",
+                                 str(tiny_corpus["valid"]), "--teacher-layers", layers, "-o", str(out)])
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+    assert not out.exists()

@@ -209,6 +209,7 @@ def train(
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --targets."),
     right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: K × (the teachers' agreement with right-branching trees − with left-branching ones) / their agreement with each other, on the validation text, 0 where that is negative or with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds."),
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
+    teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone."),
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0."),
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread of --threads (one a core without it), at most --seeds; 1 on a GPU."),
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees, written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
@@ -219,12 +220,12 @@ def train(
         raise UserError("--seeds must be at least 1")
     if teacher and seeds > 1:
         raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
-    if not teacher and (second_round or targets.value != SELF_TRAIN_DEFAULTS["targets"]):
-        raise UserError("--second-round and --targets are for the span parser of --teacher")
+    if not teacher and (second_round or teacher_layers or targets.value != SELF_TRAIN_DEFAULTS["targets"]):
+        raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
-                                  right_branching, second_round, targets.value)
+                                  right_branching, second_round, targets.value, teacher_layers)
     model_config, train_config, lm_options = lm_configs(locals())
 
     from onlstm_cli.lm.distributed import launched_rank
@@ -310,10 +311,22 @@ def check_lm_options(o: dict) -> None:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
 
 
+def layer_list(text: str) -> tuple[int, ...]:
+    """'2,3' → (2, 3): distinct layers, 1-based."""
+    try:
+        layers = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UserError(f"--teacher-layers {text!r}: expected layer numbers separated by commas, e.g. 2,3") from None
+    if min(layers) < 1 or len(set(layers)) != len(layers):
+        raise UserError(f"--teacher-layers {text!r}: layers are numbered from 1, each given once")
+    return layers
+
+
 def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
                        budget: float | None, threads: int | None, right_branching: float | str,
-                       second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"]) -> None:
+                       second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"],
+                       teacher_layers: str | None = None) -> None:
     """`train --teacher`: the span parser of self_training.py."""
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
@@ -328,7 +341,9 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
     except ValueError as e:
         raise UserError(str(e)) from None
     config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round,
-                             targets=targets)
+                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (), targets=targets)
+    if config.teacher_layers and second_round:
+        raise UserError("--teacher-layers picks language-model layers; --second-round teaches with span parsers")
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
                                ("--lr", lr, "lr")):
         if value is not None:

@@ -72,6 +72,20 @@ def teacher_trees(teacher: LoadedModel, sentences: list[list[str]], batch_size: 
     return [tree_spans(build_tree(d, list(range(len(d))), rule)) for d in distances]
 
 
+def layer_trees(teacher: LoadedModel, sentences: list[list[str]], layers: tuple[int, ...], batch_size: int = 64,
+                model_tokens: bool = True) -> list[list[set]]:
+    """One teacher's constituents of each sentence by each of its language model's `layers` (1-based), from one
+    pass over the text: one list of trees a layer, each a voter of its own (--teacher-layers)."""
+    n_layers = teacher.config.n_layers
+    for layer in layers:
+        if not 1 <= layer <= n_layers:
+            raise TrainingError(f"--teacher-layers {layer}: {teacher.path} has layers 1 to {n_layers}")
+    per_sentence = sentence_distances(teacher, sentences, batch_size=batch_size, all_layers=True,
+                                      model_tokens=model_tokens)
+    return [[tree_spans(build_tree(d[layer - 1], list(range(len(d[layer - 1]))), teacher.split))
+             for d in per_sentence] for layer in layers]
+
+
 def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0) -> list[dict]:
     """Each sentence's spans with their share of the votes: every teacher's tree weighs 1, the right-branching
     tree `right_branching`."""
@@ -208,14 +222,15 @@ def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: 
             "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
             "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
             "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers,
-            "targets": train.targets}
+            "teacher_layers": list(train.teacher_layers), "targets": train.targets}
 
 
 # the CLI's words for each part of a run's identity
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "teachers": "the teachers (--teacher)",
                   "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
                   "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight",
-                  "span_parser_teachers": "--second-round", "targets": "--targets"}
+                  "span_parser_teachers": "--second-round", "teacher_layers": "--teacher-layers",
+                  "targets": "--targets"}
 
 
 def check_resumable(state: dict, identity: dict, resume) -> None:
@@ -316,25 +331,32 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         f"{len(valid_sentences):,} validation sentences")
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    trees_of = functools.partial(teacher_trees, span_parsers=train.span_parser_teachers)
-    train_trees = [trees_of(t, sentences) for t in teachers]
-    valid_trees = [trees_of(t, valid_sentences) for t in teachers]
+    if train.teacher_layers:
+        voters = [f"{Path(t.path).name} layer {layer}" for t in teachers for layer in train.teacher_layers]
+        train_trees = [trees for t in teachers for trees in layer_trees(t, sentences, train.teacher_layers)]
+        valid_trees = [trees for t in teachers for trees in layer_trees(t, valid_sentences, train.teacher_layers)]
+    else:
+        voters = [Path(t.path).name for t in teachers]
+        trees_of = functools.partial(teacher_trees, span_parsers=train.span_parser_teachers)
+        train_trees = [trees_of(t, sentences) for t in teachers]
+        valid_trees = [trees_of(t, valid_sentences) for t in teachers]
     valid_lengths = [len(s) for s in valid_sentences]
     agreement = mutual = None
-    if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
+    if len(voters) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
         mutual = mutual_agreement(valid_trees)
         agreement = [round(100 * a, 2) for a in mutual]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text): "
-            + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+            + ", ".join(f"{name} {a:.2f}" for name, a in zip(voters, agreement)))
     weight = train.right_branching
     if weight == AUTO:
         chosen = auto_weight(valid_trees, valid_lengths, mutual)
         weight = chosen.weight
-        log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
+        log(f"the right-branching voter's weight: {chosen}" if len(voters) > 1 else
             "the right-branching voter's weight: 0 (auto, with one teacher)")
     lengths = [len(s) for s in sentences]
     spans, valid_spans = vote(train_trees, lengths, weight), vote(valid_trees, valid_lengths, weight)
     if train.targets == "tree":
+        log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, weight)
