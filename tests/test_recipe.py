@@ -98,7 +98,8 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     assert record["seeds"] == [1111, 1112]
     assert [t["seed"] for t in record["teachers"]] == [1111, 1112]
     assert all(t["valid_ppl"] > 1 for t in record["teachers"])
-    assert "each of the 2 language models' trees weighs 1, a right-branching tree auto" in record["votes"]
+    assert ("the trees of each of the 2 language models' parse layer and of the layer above it (where it has them) "
+            "weigh 1 each, a right-branching tree auto") in record["votes"]
     assert record["stage_seconds"]["language_models"] > 0
     assert archive_meta["teacher"] == [str(finished.parent / f"tiny.lm-seed{s}.onlstm") for s in (1111, 1112)]
 
@@ -365,6 +366,30 @@ def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):
     record_path.write_text(json.dumps(record))
     result = onlstm(recipe_args(corpus, finished))
     assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
+
+
+def test_each_language_model_votes_with_its_parse_layer_and_the_one_above(finished_run):
+    out, log = finished_run
+    assert "each teacher votes with the trees of its layers tiny.lm-seed1111.onlstm 2+3, tiny.lm-seed1112" in log
+    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["train"]["layers_above"] == 1
+
+
+def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finished, corpus, tmp_path):
+    import shutil
+    copy = tmp_path / "old"
+    shutil.copytree(finished.parent, copy)
+    record_path = copy / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
+    del record["options"]["recipe"]["layers_above"], record["options"]["span_parser"]["layers_above"]
+    record["span_parser"] = None  # its span parser stage still to run
+    record_path.write_text(json.dumps(record))
+    (copy / "tiny.onlstm.ckpt").unlink(missing_ok=True)
+    result = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    assert result.returncode == 0, result.stderr
+    assert "votes with the trees of its layers" not in result.stderr
+    meta = torch.load(copy / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
+    assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
+    assert meta["train"]["layers_above"] == 0
 
 
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):

@@ -448,8 +448,11 @@ def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, t
     self_train(tiny_corpus["train"], tmp_path / "s.onlstm", teacher, tiny_corpus["valid"], config,
                SelfTrainConfig(epochs=1, batch_size=8, teacher_layers=(2, 3), right_branching="auto"),
                log=lines.append)
-    agreement = next(line for line in lines if line.startswith("the teachers' agreement"))
-    assert "layer 2" in agreement and "layer 3" in agreement
+    assert any(line.startswith("each teacher votes with the trees of its layers") and line.endswith(" 2+3")
+               for line in lines)
+    # two voters from one teacher: the auto weight is computed, not the one-teacher 0
+    assert any(line.startswith("the right-branching voter's weight: ") and "(auto: the teachers' trees" in line
+               for line in lines)
     assert list(load_model(tmp_path / "s.onlstm").span_parser.meta["train"]["teacher_layers"]) == [2, 3]
 
 

@@ -169,6 +169,9 @@ class RecipeRun:
 
     def run(self) -> "RecipeResult":
         state, extended_from = load_state(self.out, self.options())
+        if "layers_above" not in state.options["recipe"]:  # recorded before teachers voted with several layers
+            self.recipe = replace(self.recipe, layers_above=0)
+            self.self_train = replace(self.self_train, layers_above=0)
         if extended_from is not None:
             self.extend(state, extended_from)
         try:
@@ -328,8 +331,11 @@ class RecipeRun:
 
     def vote_rule(self) -> str:
         rb = self.self_train.right_branching
-        return (f"a span's target is its share of the votes: each of the {self.recipe.seeds} language models' trees "
-                f"weighs 1" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
+        above = self.recipe.layers_above
+        layers = (f"parse layer and of the {'layer' if above == 1 else f'{above} layers'} above it (where it has "
+                  "them)" if above else "parse layer")
+        return (f"a span's target is its share of the votes: the trees of each of the {self.recipe.seeds} language "
+                f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
 
     def seconds_left(self, state: RecipeState, number: int) -> float | None:
         """The most the recipe can still take once language model `number` starts (None: no time budget):
@@ -430,7 +436,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     if valid is None:
         corpus, valid = held_out_split(corpus, out)
     config = self_train or SelfTrainConfig(seed=train_config.seed)
-    config = replace(config, right_branching=recipe.right_branching)
+    config = replace(config, right_branching=recipe.right_branching, layers_above=recipe.layers_above)
     run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
                     reporter or LineReporter(), log)
     return run.run()

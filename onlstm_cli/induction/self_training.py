@@ -72,6 +72,15 @@ def teacher_trees(teacher: LoadedModel, sentences: list[list[str]], batch_size: 
     return [tree_spans(build_tree(d, list(range(len(d))), rule)) for d in distances]
 
 
+def voting_layers(teacher: LoadedModel, train: SelfTrainConfig) -> tuple[int, ...]:
+    """The language-model layers whose trees a teacher votes with: --teacher-layers, else its parse layer and
+    `train.layers_above` layers above it, as many as it has."""
+    if train.teacher_layers:
+        return train.teacher_layers
+    top = min(teacher.parse_layer + train.layers_above, teacher.config.n_layers)
+    return tuple(range(teacher.parse_layer, top + 1))
+
+
 def layer_trees(teacher: LoadedModel, sentences: list[list[str]], layers: tuple[int, ...], batch_size: int = 64,
                 model_tokens: bool = True) -> list[list[set]]:
     """One teacher's constituents of each sentence by each of its language model's `layers` (1-based), from one
@@ -222,7 +231,8 @@ def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: 
             "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
             "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
             "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers,
-            "teacher_layers": list(train.teacher_layers), "targets": train.targets}
+            "teacher_layers": list(train.teacher_layers), "layers_above": train.layers_above,
+            "targets": train.targets}
 
 
 # the CLI's words for each part of a run's identity
@@ -230,6 +240,7 @@ IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "t
                   "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
                   "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight",
                   "span_parser_teachers": "--second-round", "teacher_layers": "--teacher-layers",
+                  "layers_above": "the layers above each teacher's parse layer that vote",
                   "targets": "--targets"}
 
 
@@ -331,27 +342,30 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         f"{len(valid_sentences):,} validation sentences")
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    if train.teacher_layers:
-        voters = [f"{Path(t.path).name} layer {layer}" for t in teachers for layer in train.teacher_layers]
-        train_trees = [trees for t in teachers for trees in layer_trees(t, sentences, train.teacher_layers)]
-        valid_trees = [trees for t in teachers for trees in layer_trees(t, valid_sentences, train.teacher_layers)]
-    else:
-        voters = [Path(t.path).name for t in teachers]
-        trees_of = functools.partial(teacher_trees, span_parsers=train.span_parser_teachers)
-        train_trees = [trees_of(t, sentences) for t in teachers]
-        valid_trees = [trees_of(t, valid_sentences) for t in teachers]
+    if train.span_parser_teachers:
+        train_trees = [[teacher_trees(t, sentences, span_parsers=True)] for t in teachers]
+        valid_trees = [[teacher_trees(t, valid_sentences, span_parsers=True)] for t in teachers]
+    else:  # one voter a layer of each teacher's language model
+        layers = [voting_layers(t, train) for t in teachers]
+        if any(len(each) > 1 for each in layers):
+            log("each teacher votes with the trees of its layers " + ", ".join(
+                f"{Path(t.path).name} {'+'.join(map(str, each))}" for t, each in zip(teachers, layers)))
+        train_trees = [layer_trees(t, sentences, each) for t, each in zip(teachers, layers)]
+        valid_trees = [layer_trees(t, valid_sentences, each) for t, each in zip(teachers, layers)]
     valid_lengths = [len(s) for s in valid_sentences]
-    agreement = mutual = None
-    if len(voters) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
-        mutual = mutual_agreement(valid_trees)
-        agreement = [round(100 * a, 2) for a in mutual]
-        log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text): "
-            + ", ".join(f"{name} {a:.2f}" for name, a in zip(voters, agreement)))
+    agreement = None
+    if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
+        agreement = [round(100 * a, 2) for a in mutual_agreement([own[0] for own in valid_trees])]
+        log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
+            + (", their first layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
+            + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+    train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
+    valid_trees = [trees for own in valid_trees for trees in own]
     weight = train.right_branching
     if weight == AUTO:
-        chosen = auto_weight(valid_trees, valid_lengths, mutual)
+        chosen = auto_weight(valid_trees, valid_lengths)
         weight = chosen.weight
-        log(f"the right-branching voter's weight: {chosen}" if len(voters) > 1 else
+        log(f"the right-branching voter's weight: {chosen}" if len(valid_trees) > 1 else
             "the right-branching voter's weight: 0 (auto, with one teacher)")
     lengths = [len(s) for s in sentences]
     spans, valid_spans = vote(train_trees, lengths, weight), vote(valid_trees, valid_lengths, weight)
