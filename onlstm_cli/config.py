@@ -118,7 +118,7 @@ class RecipeConfig:
     right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: chosen from
                                            # the teachers' trees, no gold tree read (models/README.md)
     layers_above: int = 1          # each language model votes with its parse layer and this many layers above it (as
-                                   # many as it has): layer 3 beside layer 2 lifted English students 1.2–3.8 points
+                                   # many as it has): layer 3 beside layer 2 made better students (models/README.md)
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU
