@@ -9,7 +9,6 @@ uses by default (modelfile.py). An epoch-end checkpoint beside it lets an interr
 """
 from __future__ import annotations
 
-import functools
 import math
 import random
 import time
