@@ -206,7 +206,7 @@ def train(
     parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="The split rule the model parses with by default (parse --split changes it); default: symmetric for zh, paper otherwise. With --seeds, the teachers' trees are built with it."),
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
-    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --targets."),
+    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --teacher-layers, --targets."),
     right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: K × (the teachers' agreement with right-branching trees − with left-branching ones) / their agreement with each other, on the validation text, 0 where that is negative or with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds."),
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone."),
@@ -216,12 +216,8 @@ def train(
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
-    if seeds < 1:
-        raise UserError("--seeds must be at least 1")
-    if teacher and seeds > 1:
-        raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
-    if not teacher and (second_round or teacher_layers or targets.value != SELF_TRAIN_DEFAULTS["targets"]):
-        raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
+    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers)
+               or targets.value != SELF_TRAIN_DEFAULTS["targets"])
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
@@ -309,6 +305,17 @@ def check_lm_options(o: dict) -> None:
         raise UserError(f"--device {o['device']!r}: expected auto, cpu or cuda")
     if o["emb_size"] % o["chunk_size"] or o["hidden_size"] % o["chunk_size"]:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
+
+
+def check_mode(seeds: int, teacher: bool, span_parser_options: bool) -> None:
+    """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
+    another are refused in one line."""
+    if seeds < 1:
+        raise UserError("--seeds must be at least 1")
+    if teacher and seeds > 1:
+        raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
+    if not teacher and span_parser_options:
+        raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
 
 
 def layer_list(text: str) -> tuple[int, ...]:
