@@ -57,7 +57,8 @@ def span_parser_info(parser) -> dict:
     train = meta.get("train")
     return {"config": parser.config.to_dict(), "parameters": sum(p.numel() for p in parser.parameters()),
             "teachers": meta.get("teacher"), "corpus": meta.get("corpus"), "valid": meta.get("valid"),
-            "epochs": meta.get("epochs"), "valid_loss": meta.get("valid_loss"), "recipe": train,
+            "epochs": meta.get("epochs"), "training_seconds": meta.get("seconds"), "valid_loss": meta.get("valid_loss"),
+            "recipe": train,
             "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement"),
             "right_branching": meta.get("right_branching", train.get("right_branching") if isinstance(train, dict)
                                         else None)}  # before auto, the weight given was the weight used
@@ -157,6 +158,8 @@ def span_parser_text(span: dict) -> str:
         text += f", and a right-branching tree of weight {span['right_branching']:g}"
     if span.get("epochs") is not None:
         text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
+        if isinstance(span.get("training_seconds"), (int, float)):  # the teachers' parse included
+            text += f" in {span['training_seconds'] / 60:.1f} min"
     if span.get("valid_loss") is not None:
         text += f", validation loss {span['valid_loss']}"
     recipe = span.get("self_training_recipe")

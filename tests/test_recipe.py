@@ -89,6 +89,7 @@ def test_the_recipe_weighs_its_right_branching_voter_from_the_teachers_trees_by_
 
 
 def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(finished):
+    from onlstm_cli.info import info_text, model_info
     from onlstm_cli.modelfile import load_model
     for seed in (1111, 1112):
         assert (finished.parent / f"tiny.lm-seed{seed}.onlstm").is_file()
@@ -101,6 +102,8 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     assert ("the trees of each of the 2 language models' parse layer and of the layer above it (where it has them) "
             "weigh 1 each, a right-branching tree auto") in record["votes"]
     assert record["stage_seconds"]["language_models"] > 0
+    assert 0 < archive_meta["seconds"] and f"epochs in {archive_meta['seconds'] / 60:.1f} min" in info_text(
+        model_info(finished))  # the span parser's own time, which the record, written before it trains, lacks
     assert archive_meta["teacher"] == [str(finished.parent / f"tiny.lm-seed{s}.onlstm") for s in (1111, 1112)]
 
 
@@ -165,13 +168,18 @@ def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, 
     assert out.is_file() and (tmp_path / "r.lm-seed1112.onlstm").is_file()
 
 
-def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_by_side(corpus, tmp_path):
+def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_by_side(corpus, tmp_path,
+                                                                                         monkeypatch):
     """The processes' lines say only their own model: the recipe's own line says the stage, the seeds
-    training and the most the stage and the whole recipe can still take (here: a budget of 60 s)."""
+    training and the most the stage and the whole recipe can still take (here: a budget of 60 s). Each record
+    saved as a model ends holds the stage's time so far, so a kill -9 later loses none of it."""
     from onlstm_cli.config import TrainConfig
-    from onlstm_cli.induction.recipe import run_recipe
+    from onlstm_cli.induction.recipe import RecipeState, run_recipe
     from onlstm_cli.text.vocab import Tokenizer
-    said = []
+    said, saved = [], []
+    save = RecipeState.save
+    monkeypatch.setattr(RecipeState, "save", lambda state, out: (
+        saved.append((len(state.teachers), dict(state.stage_seconds))), save(state, out)))
     result = run_recipe(corpus, tmp_path / "p.onlstm", None,
                         dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
                         TrainConfig(epochs=2, time_budget=60.0, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
@@ -186,6 +194,8 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
     stage, whole = (float(v) for v in lines[0].groups())
     assert stage <= 0.75 and whole <= 1.0 and abs(whole - stage - 0.25) <= 0.1  # 75 % then 25 % of 60 s
     assert [float(m.group(2)) for m in lines] == sorted((float(m.group(2)) for m in lines), reverse=True)
+    after_a_model = [seconds for teachers, seconds in saved if teachers]
+    assert after_a_model and all(seconds.get("language_models", 0) > 0 for seconds in after_a_model), saved
 
 
 def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corpus, tmp_path):

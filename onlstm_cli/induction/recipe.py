@@ -272,6 +272,14 @@ class RecipeRun:
                  f"({threads} thread{'s' if threads > 1 else ''} each); {self.eta_text(state, pending[0][0])}")
         failures = []
         progress = _StageProgress(self, state, self.seconds_left(state, pending[0][0]))
+        counted_until = time.monotonic()
+
+        def spent_so_far():  # into the record each time a model ends, so a kill -9 later loses none of that time
+            nonlocal counted_until
+            now = time.monotonic()
+            state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
+                now - counted_until
+            counted_until = now
 
         def started(job):
             self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
@@ -279,6 +287,7 @@ class RecipeRun:
                      f"{self.eta_text(state, job.number)}")
 
         def finished(job, outcome):
+            spent_so_far()
             if "error" in outcome:
                 failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
             elif not outcome["interrupted"]:
@@ -290,12 +299,10 @@ class RecipeRun:
                     outcome["error"] = str(e)
             state.save(self.out)
 
-        before = time.monotonic()
         try:
             stop = side_by_side.train_side_by_side(jobs, slots, started, finished, progress.tick)
         finally:
-            state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
-                time.monotonic() - before
+            spent_so_far()
             state.save(self.out)
         if failures:
             raise TrainingError("; ".join(failures) + " (rerun the same command to go on from the checkpoints)")

@@ -475,7 +475,8 @@ class _Run:
                  f"{loss:.4f}{' (best)' if improved else ''}, {self.seconds() / 60:.1f} min")
         if improved:
             p.best = loss
-            meta = {**self.meta, "epochs": round(epochs, 3), "valid_loss": round(loss, 5), "history": list(p.history)}
+            meta = {**self.meta, "epochs": round(epochs, 3), "valid_loss": round(loss, 5), "history": list(p.history),
+                    "seconds": round(self.seconds(), 1)}
             atomic_save(student_archive(self.teacher, self.parser, meta), self.out)
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()
