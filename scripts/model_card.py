@@ -106,10 +106,23 @@ def span_parser_rows(parser) -> list[str]:
             f"emb {c.emb_size}, span MLP {c.mlp_size}, dropout {c.dropout}, {n_params / 1e6:.2f} M parameters; "
             "CKY over span scores; `--layer K` parses with the language model above instead |",
             f"| self-training | on the trees of {', '.join(f'`{t}`' for t in teachers)} over `{meta.get('corpus')}`"
-            f"{' (a span’s target: the share of the teachers’ trees that have it)' if len(teachers) > 1 else ''}; "
+            f"{' (a span’s target: the share of the votes that have it' + voters(train, meta) + ')' if len(teachers) > 1 else ''}; "
             f"Adam lr {train.get('lr')}, {train.get('batch_size')} sentences a step, seed {train.get('seed')}, "
             f"epoch {meta.get('epochs')} kept (lowest loss on the teachers' trees of `{meta.get('valid')}`; by epoch: "
             f"{losses}) |"]
+
+
+def voters(train: dict, meta: dict) -> str:
+    """Who votes beside the teachers' parse layers (self_training.voting_layers), as the card says it."""
+    layers = train.get("teacher_layers") or []
+    above = train.get("layers_above") or 0
+    said = (f"; each teacher votes with its layers {' and '.join(map(str, layers))}" if layers else
+            f"; each teacher votes with its parse layer and the {'layer' if above == 1 else f'{above} layers'} above"
+            if above else "")
+    weight = meta.get("right_branching")
+    if isinstance(weight, (int, float)) and weight > 0:
+        said += f"; a right-branching tree votes with weight {weight:g}"
+    return said
 
 
 if __name__ == "__main__":

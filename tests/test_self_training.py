@@ -239,6 +239,19 @@ def test_model_card_describes_the_span_parser_and_its_scores(student_path, runne
     assert "| span parser (self-trained) | " in got.stdout and "symmetric split" in got.stdout
 
 
+def test_the_model_card_says_which_layers_and_which_prior_voted():
+    import importlib.util
+
+    from tests.conftest import REPO
+    spec = importlib.util.spec_from_file_location("model_card", REPO / "scripts" / "model_card.py")
+    card = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(card)
+    assert card.voters({"layers_above": 1}, {"right_branching": 2.887}) == (
+        "; each teacher votes with its parse layer and the layer above; a right-branching tree votes with weight 2.887")
+    assert card.voters({"teacher_layers": [2, 3], "layers_above": 1}, {}) == "; each teacher votes with its layers 2 and 3"
+    assert card.voters({"layers_above": 0}, {"right_branching": 0.0}) == ""
+
+
 def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
     """CKY over one model's span votes rebuilds that model's trees exactly (the script's figure then equals
     `onlstm evaluate`'s)."""
