@@ -106,7 +106,8 @@ def span_parser_rows(parser) -> list[str]:
             f"emb {c.emb_size}, span MLP {c.mlp_size}, dropout {c.dropout}, {n_params / 1e6:.2f} M parameters; "
             "CKY over span scores; `--layer K` parses with the language model above instead |",
             f"| self-training | on the trees of {', '.join(f'`{t}`' for t in teachers)} over `{meta.get('corpus')}`"
-            f"{' (a span’s target: the share of the votes that have it' + voters(train, meta) + ')' if len(teachers) > 1 else ''}; "
+            + (f" (a span’s target: the share of the votes that have it{voters(train, meta)})" if len(teachers) > 1
+               else "") + "; "
             f"Adam lr {train.get('lr')}, {train.get('batch_size')} sentences a step, seed {train.get('seed')}, "
             f"epoch {meta.get('epochs')} kept (lowest loss on the teachers' trees of `{meta.get('valid')}`; by epoch: "
             f"{losses}) |"]

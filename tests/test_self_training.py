@@ -248,7 +248,8 @@ def test_the_model_card_says_which_layers_and_which_prior_voted():
     spec.loader.exec_module(card)
     assert card.voters({"layers_above": 1}, {"right_branching": 2.887}) == (
         "; each teacher votes with its parse layer and the layer above; a right-branching tree votes with weight 2.887")
-    assert card.voters({"teacher_layers": [2, 3], "layers_above": 1}, {}) == "; each teacher votes with its layers 2 and 3"
+    assert (card.voters({"teacher_layers": [2, 3], "layers_above": 1}, {})
+            == "; each teacher votes with its layers 2 and 3")
     assert card.voters({"layers_above": 0}, {"right_branching": 0.0}) == ""
 
 
