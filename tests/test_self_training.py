@@ -271,6 +271,38 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
     assert f"sentence F1 {own['sentence_f1']:.2f}, corpus F1 {own['corpus_f1']:.2f}" in got.stdout
 
 
+def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny_model_path, runner, tmp_path):
+    """--layers K gives a voter a layer (the parse layer alone is the default's tree); a right-branching voter
+    that outweighs the model gives the right-branching trees; auto reads its weight off --text, and says so."""
+    import json
+    import subprocess
+    import sys
+
+    from onlstm_cli.cli.commands import app
+    from tests.conftest import FIXTURES, REPO
+    gold = FIXTURES / "cli_gold.trees"
+
+    def consensus(*options):
+        got = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
+                              *options], cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    report = json.loads(runner.invoke(app, ["evaluate", "-g", str(gold), "-m", str(tiny_model_path), "--json"]).stdout)
+    own, right = next(iter(report["systems"].values())), report["systems"]["right-branching"]
+    assert f"sentence F1 {own['sentence_f1']:.2f}," in consensus("--layers", "2")  # the tiny model parses with 2
+    assert f"sentence F1 {right['sentence_f1']:.2f}, corpus F1 {right['corpus_f1']:.2f}" in consensus(
+        "--right-branching", "1000")
+    assert "right-branching voter weight 0.00" in consensus("--layers", "1,2,3", "--right-branching", "0")
+    valid = tmp_path / "valid.txt"
+    valid.write_text("the cat sat on the mat\na dog barked at the cat\n", encoding="utf-8")
+    printed = consensus("--layers", "2,3", "--right-branching", "auto", "--text", str(valid)).splitlines()[0]
+    assert printed.startswith("right-branching voter weight ") and float(printed.split()[-1]) >= 0
+    without_text = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
+                                   "--right-branching", "auto"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert without_text.returncode != 0 and "needs --text" in without_text.stderr
+
+
 def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
     from onlstm_cli.api import Parser
     from onlstm_cli.modelfile import load_model
