@@ -496,10 +496,28 @@ def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, t
                log=lines.append)
     assert any(line.startswith("each teacher votes with the trees of its layers") and line.endswith(" 2+3")
                for line in lines)
-    # two voters from one teacher: the auto weight is computed, not the one-teacher 0
-    assert any(line.startswith("the right-branching voter's weight: ") and "(auto: the teachers' trees" in line
-               for line in lines)
+    # two voters from one teacher are still one teacher: no right-branching voter (auto is read over teachers)
+    assert "the right-branching voter's weight: 0 (auto, with one teacher)" in lines
     assert list(load_model(tmp_path / "s.onlstm").span_parser.meta["train"]["teacher_layers"]) == [2, 3]
+
+
+def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alone(tiny_model_path, tiny_corpus):
+    """The layers above vote, but auto reads its weight over each teacher's parse layer, K the teachers: read over
+    every voter, the less alike layers and the doubled K made a Portuguese consensus the right-branching tree."""
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.self_training import auto_weight, layer_trees, votes_of
+    from onlstm_cli.text.corpus import read_corpus
+    teachers = [load_model(tiny_model_path), load_model(tiny_model_path)]
+    valid = read_corpus(tiny_corpus["valid"], teachers[0].tokenizer)
+    parse_layer = [layer_trees(t, valid, (2,))[0] for t in teachers]
+    wanted = auto_weight(parse_layer, [len(s) for s in valid]).weight
+    every_voter = auto_weight([trees for t in teachers for trees in layer_trees(t, valid, (2, 3))],
+                              [len(s) for s in valid]).weight
+    assert wanted != every_voter  # the two readings differ here, so the test tells them apart
+    for layers in ((), (2, 3)):
+        votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
+                         SelfTrainConfig(teacher_layers=layers, right_branching="auto"), lambda line: None)
+        assert votes.right_branching == wanted
 
 
 @pytest.mark.parametrize("layers, message", [("2,x", "expected layer numbers separated by commas"),
