@@ -8,8 +8,8 @@ in most trees counts for it, one in few against it). This is what a span parser 
 would give if it learnt them perfectly on these very sentences: the row to compare self-training with.
 
 `--layers 2,3` makes each layer of each model a voter of its own (`train --teacher-layers`); `--right-branching W`
-adds the right-branching voter, and `--right-branching auto --text VALID` weighs it as `train` does, from the
-voters' trees of the validation text (self_training.auto_weight).
+adds the right-branching voter, and `--right-branching auto --text VALID` weighs it as `train` does, from each
+model's trees of the validation text by its first layer of `--layers` (self_training.auto_weight).
 """
 import argparse
 import sys
@@ -39,7 +39,8 @@ def consensus_trees(models: list, gold, layers: tuple[int, ...] | None = None, r
         if text is None:
             sys.exit("--right-branching auto needs --text: the validation text its weight is read from")
         valid = read_corpus(text, teachers[0].tokenizer)
-        weight = auto_weight(voters(teachers, valid, layers, True), [len(s) for s in valid]).weight
+        weight = auto_weight(voters(teachers, valid, layers[:1] if layers else None, True),
+                             [len(s) for s in valid]).weight
     else:
         weight = float(right_branching)
     words = [[teachers[0].tokenizer.normalize(w) for w in s.words] for s in gold]

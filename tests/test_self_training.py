@@ -273,7 +273,8 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
 
 def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny_model_path, runner, tmp_path):
     """--layers K gives a voter a layer (the parse layer alone is the default's tree); a right-branching voter
-    that outweighs the model gives the right-branching trees; auto reads its weight off --text, and says so."""
+    that outweighs the model gives the right-branching trees; auto reads its weight off --text over each model's
+    first layer, and says so."""
     import json
     import subprocess
     import sys
@@ -296,8 +297,10 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
     assert "right-branching voter weight 0.00" in consensus("--layers", "1,2,3", "--right-branching", "0")
     valid = tmp_path / "valid.txt"
     valid.write_text("the cat sat on the mat\na dog barked at the cat\n", encoding="utf-8")
-    printed = consensus("--layers", "2,3", "--right-branching", "auto", "--text", str(valid)).splitlines()[0]
-    assert printed.startswith("right-branching voter weight ") and float(printed.split()[-1]) >= 0
+    def auto(layers):  # two teachers (the same file twice): auto is read over each one's first layer, as train does
+        return consensus(str(tiny_model_path), "--layers", layers, "--right-branching", "auto",
+                         "--text", str(valid)).splitlines()[0]
+    assert auto("2,3").startswith("right-branching voter weight ") and auto("2,3") == auto("2")
     without_text = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
                                    "--right-branching", "auto"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert without_text.returncode != 0 and "needs --text" in without_text.stderr
