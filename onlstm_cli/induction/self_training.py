@@ -352,9 +352,10 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
         train_trees = [layer_trees(t, sentences, each) for t, each in zip(teachers, layers)]
         valid_trees = [layer_trees(t, valid_sentences, each) for t, each in zip(teachers, layers)]
     valid_lengths = [len(s) for s in valid_sentences]
+    parse_layers = [own[0] for own in valid_trees]  # each teacher's first voter: its parse layer's trees
     agreement = mutual = None
     if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
-        mutual = mutual_agreement([own[0] for own in valid_trees])
+        mutual = mutual_agreement(parse_layers)
         agreement = [round(100 * a, 2) for a in mutual]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
             + (", their first layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
@@ -362,9 +363,9 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     weight = train.right_branching
     if weight == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
         # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
-        chosen = auto_weight([own[0] for own in valid_trees], valid_lengths, mutual)
+        chosen = auto_weight(parse_layers, valid_lengths, mutual)
         weight = chosen.weight
-        log(f"the right-branching voter's weight: {chosen}" if len(valid_trees) > 1 else
+        log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
             "the right-branching voter's weight: 0 (auto, with one teacher)")
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
