@@ -103,8 +103,9 @@ class SelfTrainConfig:
                                         # weighs 1), or AUTO: from the teachers' trees (self_training.auto_weight)
     span_parser_teachers: bool = False  # a second round: self-trained teachers teach with their span parsers' trees
     teacher_layers: tuple[int, ...] = ()  # the language-model layers (1-based) whose trees each teacher votes with,
-                                          # each a voter of its own; (): as layers_above says
-    layers_above: int = 0  # without teacher_layers: each teacher votes with its parse layer and this many above it
+                                          # each a voter of its own; (): as extra_layers says
+    extra_layers: int = 0  # without teacher_layers: each teacher votes with its parse layer and this many more,
+                           # above it (below where it has too few above)
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
                              # every other span 0 (the literature's students learn the averaged tree, models/README.md)
 
@@ -117,8 +118,9 @@ class RecipeConfig:
                                    # teachers' parse and the span parser
     right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: chosen from
                                            # the teachers' trees, no gold tree read (models/README.md)
-    layers_above: int = 1          # each language model votes with its parse layer and this many layers above it (as
-                                   # many as it has): layer 3 beside layer 2 made better students (models/README.md)
+    extra_layers: int = 1          # each language model votes with its parse layer and this many more, above it
+                                   # (below where it has too few above): layer 3 beside layer 2 made better students,
+                                   # layer 2 beside layer 3 a better Chinese consensus (models/README.md)
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU

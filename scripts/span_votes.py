@@ -9,7 +9,8 @@ would give if it learnt them perfectly on these very sentences: the row to compa
 
 `--layers 2,3` makes each layer of each model a voter of its own (`train --teacher-layers`); `--right-branching W`
 adds the right-branching voter, and `--right-branching auto --text VALID` weighs it as `train` does, from each
-model's trees of the validation text by its first layer of `--layers` (self_training.auto_weight).
+model's trees of the validation text by its parse layer (the first of `--layers` where that lacks it;
+self_training.auto_weight).
 """
 import argparse
 import sys
@@ -20,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from onlstm_cli.text.formats import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.self_training import auto_weight, consensus_heights, layer_trees, vote  # noqa: E402
+from onlstm_cli.induction.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402
+                                                weighing_layer)
 from onlstm_cli.text.corpus import read_corpus  # noqa: E402
 from onlstm_cli.induction.trees import build_tree  # noqa: E402
 
@@ -39,8 +41,9 @@ def consensus_trees(models: list, gold, layers: tuple[int, ...] | None = None, r
         if text is None:
             sys.exit("--right-branching auto needs --text: the validation text its weight is read from")
         valid = read_corpus(text, teachers[0].tokenizer)
-        weight = auto_weight(voters(teachers, valid, layers[:1] if layers else None, True),
-                             [len(s) for s in valid]).weight
+        weighing = [layer_trees(t, valid, (weighing_layer(t, layers) if layers else t.parse_layer,))[0]
+                    for t in teachers]
+        weight = auto_weight(weighing, [len(s) for s in valid]).weight
     else:
         weight = float(right_branching)
     words = [[teachers[0].tokenizer.normalize(w) for w in s.words] for s in gold]

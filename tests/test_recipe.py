@@ -378,10 +378,25 @@ def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):
     assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
 
 
+def test_a_record_of_the_options_old_name_for_the_extra_layers_still_resumes(finished, corpus, tmp_path):
+    """Records written while the option was `layers_above` (same meaning for a model that parses below its top
+    layer) are the same recipe as today's."""
+    import shutil
+    copy = tmp_path / "old-name"
+    shutil.copytree(finished.parent, copy)
+    record_path = copy / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
+    for section in ("recipe", "span_parser"):
+        record["options"][section]["layers_above"] = record["options"][section].pop("extra_layers")
+    record_path.write_text(json.dumps(record))
+    result = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
+
+
 def test_each_language_model_votes_with_its_parse_layer_and_the_one_above(finished_run):
     out, log = finished_run
     assert "each teacher votes with the trees of its layers tiny.lm-seed1111.onlstm 2+3, tiny.lm-seed1112" in log
-    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["train"]["layers_above"] == 1
+    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["train"]["extra_layers"] == 1
 
 
 def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finished, corpus, tmp_path):
@@ -390,7 +405,7 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
     shutil.copytree(finished.parent, copy)
     record_path = copy / "tiny.onlstm.recipe.json"
     record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
-    del record["options"]["recipe"]["layers_above"], record["options"]["span_parser"]["layers_above"]
+    del record["options"]["recipe"]["extra_layers"], record["options"]["span_parser"]["extra_layers"]
     record["span_parser"] = None  # its span parser stage still to run
     record_path.write_text(json.dumps(record))
     (copy / "tiny.onlstm.ckpt").unlink(missing_ok=True)
@@ -399,7 +414,7 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
     assert "votes with the trees of its layers" not in result.stderr
     meta = torch.load(copy / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
     assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
-    assert meta["train"]["layers_above"] == 0
+    assert meta["train"]["extra_layers"] == 0
 
 
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):

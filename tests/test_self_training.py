@@ -246,11 +246,13 @@ def test_the_model_card_says_which_layers_and_which_prior_voted():
     spec = importlib.util.spec_from_file_location("model_card", REPO / "scripts" / "model_card.py")
     card = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(card)
-    assert card.voters({"layers_above": 1}, {"right_branching": 2.887}) == (
-        "; each teacher votes with its parse layer and the layer above; a right-branching tree votes with weight 2.887")
-    assert (card.voters({"teacher_layers": [2, 3], "layers_above": 1}, {})
+    next_layer = "; each teacher votes with its parse layer and the layer next to it (above it, below where it has too few above)"
+    assert card.voters({"extra_layers": 1}, {"right_branching": 2.887}) == (
+        next_layer + "; a right-branching tree votes with weight 2.887")
+    assert card.voters({"layers_above": 1}, {}) == next_layer  # the files written before the option's new name
+    assert (card.voters({"teacher_layers": [2, 3], "extra_layers": 1}, {})
             == "; each teacher votes with its layers 2 and 3")
-    assert card.voters({"layers_above": 0}, {"right_branching": 0.0}) == ""
+    assert card.voters({"extra_layers": 0}, {"right_branching": 0.0}) == ""
 
 
 def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
@@ -274,7 +276,7 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
 def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny_model_path, runner, tmp_path):
     """--layers K gives a voter a layer (the parse layer alone is the default's tree); a right-branching voter
     that outweighs the model gives the right-branching trees; auto reads its weight off --text over each model's
-    first layer, and says so."""
+    parse layer wherever it stands in --layers, and says so."""
     import json
     import subprocess
     import sys
@@ -297,10 +299,11 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
     assert "right-branching voter weight 0.00" in consensus("--layers", "1,2,3", "--right-branching", "0")
     valid = tmp_path / "valid.txt"
     valid.write_text("the cat sat on the mat\na dog barked at the cat\n", encoding="utf-8")
-    def auto(layers):  # two teachers (the same file twice): auto is read over each one's first layer, as train does
+    def auto(layers):  # two teachers (the same file twice): auto is read over each one's parse layer, as train does
         return consensus(str(tiny_model_path), "--layers", layers, "--right-branching", "auto",
                          "--text", str(valid)).splitlines()[0]
-    assert auto("2,3").startswith("right-branching voter weight ") and auto("2,3") == auto("2")
+    assert auto("2,3").startswith("right-branching voter weight ") and auto("2,3") == auto("2") == auto("3,2")
+    assert auto("3") != auto("2")  # layer 3 alone weighs otherwise: the equalities above read layer 2
     without_text = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
                                    "--right-branching", "auto"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert without_text.returncode != 0 and "needs --text" in without_text.stderr
@@ -502,6 +505,28 @@ def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, t
     # two voters from one teacher are still one teacher: no right-branching voter (auto is read over teachers)
     assert "the right-branching voter's weight: 0 (auto, with one teacher)" in lines
     assert list(load_model(tmp_path / "s.onlstm").span_parser.meta["train"]["teacher_layers"]) == [2, 3]
+
+
+def test_the_extra_voting_layers_lie_above_the_parse_layer_else_below_it():
+    """A model that parses with its top layer (the Chinese ones) votes with the layers under it instead of
+    with that one alone; --teacher-layers overrides either."""
+    from types import SimpleNamespace
+    from onlstm_cli.induction.self_training import voting_layers, weighing_layer
+
+    def teacher(parse_layer: int, n_layers: int = 3):
+        return SimpleNamespace(parse_layer=parse_layer, config=SimpleNamespace(n_layers=n_layers))
+    one_more, two_more = SelfTrainConfig(extra_layers=1), SelfTrainConfig(extra_layers=2)
+    assert voting_layers(teacher(2), one_more) == (2, 3)
+    assert voting_layers(teacher(3), one_more) == (2, 3)
+    assert voting_layers(teacher(1), one_more) == (1, 2)
+    assert voting_layers(teacher(3), two_more) == (1, 2, 3)
+    assert voting_layers(teacher(2), two_more) == (1, 2, 3)
+    assert voting_layers(teacher(1, n_layers=1), two_more) == (1,)
+    assert voting_layers(teacher(3), SelfTrainConfig()) == (3,)
+    assert voting_layers(teacher(3), SelfTrainConfig(teacher_layers=(1,), extra_layers=1)) == (1,)
+    # the agreement and the auto weight are read over the parse layer, wherever it stands among the voters
+    assert weighing_layer(teacher(3), (2, 3)) == 3 and weighing_layer(teacher(2), (3, 2)) == 2
+    assert weighing_layer(teacher(3), (1, 2)) == 1
 
 
 def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alone(tiny_model_path, tiny_corpus):

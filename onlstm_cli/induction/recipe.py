@@ -100,6 +100,9 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
             raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
         data = json.loads(path.read_text(encoding="utf-8"))
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
+        for section in ("recipe", "span_parser"):  # the option's name until teachers could vote with layers below
+            if "layers_above" in state.options[section]:
+                state.options[section]["extra_layers"] = state.options[section].pop("layers_above")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
     extended_from = None
@@ -169,9 +172,9 @@ class RecipeRun:
 
     def run(self) -> "RecipeResult":
         state, extended_from = load_state(self.out, self.options())
-        if "layers_above" not in state.options["recipe"]:  # recorded before teachers voted with several layers
-            self.recipe = replace(self.recipe, layers_above=0)
-            self.self_train = replace(self.self_train, layers_above=0)
+        if "extra_layers" not in state.options["recipe"]:  # recorded before teachers voted with several layers
+            self.recipe = replace(self.recipe, extra_layers=0)
+            self.self_train = replace(self.self_train, extra_layers=0)
         if extended_from is not None:
             self.extend(state, extended_from)
         try:
@@ -338,9 +341,9 @@ class RecipeRun:
 
     def vote_rule(self) -> str:
         rb = self.self_train.right_branching
-        above = self.recipe.layers_above
-        layers = (f"parse layer and of the {'layer' if above == 1 else f'{above} layers'} above it (where it has "
-                  "them)" if above else "parse layer")
+        extra = self.recipe.extra_layers
+        layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
+                  "below where it has too few above)" if extra else "parse layer")
         return (f"a span's target is its share of the votes: the trees of each of the {self.recipe.seeds} language "
                 f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
 
@@ -443,7 +446,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     if valid is None:
         corpus, valid = held_out_split(corpus, out)
     config = self_train or SelfTrainConfig(seed=train_config.seed)
-    config = replace(config, right_branching=recipe.right_branching, layers_above=recipe.layers_above)
+    config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
     run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
                     reporter or LineReporter(), log)
     return run.run()

@@ -73,11 +73,20 @@ def teacher_trees(teacher: LoadedModel, sentences: list[list[str]], batch_size: 
 
 def voting_layers(teacher: LoadedModel, train: SelfTrainConfig) -> tuple[int, ...]:
     """The language-model layers whose trees a teacher votes with: --teacher-layers, else its parse layer and
-    `train.layers_above` layers above it, as many as it has."""
+    `train.extra_layers` more next to it: those above it, and below it where it has too few above (a model that
+    parses with its top layer votes with the layers under it)."""
     if train.teacher_layers:
         return train.teacher_layers
-    top = min(teacher.parse_layer + train.layers_above, teacher.config.n_layers)
-    return tuple(range(teacher.parse_layer, top + 1))
+    n_layers = teacher.config.n_layers
+    top = min(teacher.parse_layer + train.extra_layers, n_layers)
+    bottom = max(1, min(teacher.parse_layer, top - train.extra_layers))
+    return tuple(range(bottom, top + 1))
+
+
+def weighing_layer(teacher: LoadedModel, layers: tuple[int, ...]) -> int:
+    """The one of a teacher's voting layers that its agreement and the auto weight are read over: its parse
+    layer, else (--teacher-layers without it) the first."""
+    return teacher.parse_layer if teacher.parse_layer in layers else layers[0]
 
 
 def layer_trees(teacher: LoadedModel, sentences: list[list[str]], layers: tuple[int, ...], batch_size: int = 64,
@@ -230,7 +239,7 @@ def run_identity(corpus, valid, out: Path, teachers: list[LoadedModel], config: 
             "teachers": [str(Path(t.path).resolve()) for t in teachers], "span_parser": config.to_dict(),
             "batch_size": train.batch_size, "max_len": train.max_len, "seed": train.seed,
             "right_branching": train.right_branching, "span_parser_teachers": train.span_parser_teachers,
-            "teacher_layers": list(train.teacher_layers), "layers_above": train.layers_above,
+            "teacher_layers": list(train.teacher_layers), "extra_layers": train.extra_layers,
             "targets": train.targets}
 
 
@@ -239,7 +248,7 @@ IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "t
                   "span_parser": "the span parser's sizes", "batch_size": "--batch-size", "max_len": "the longest "
                   "training sentence", "seed": "--seed", "right_branching": "the right-branching voter's weight",
                   "span_parser_teachers": "--second-round", "teacher_layers": "--teacher-layers",
-                  "layers_above": "the layers above each teacher's parse layer that vote",
+                  "extra_layers": "the layers beside each teacher's parse layer that vote",
                   "targets": "--targets"}
 
 
@@ -344,6 +353,7 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     if train.span_parser_teachers:
         train_trees = [[teacher_trees(t, sentences, span_parsers=True)] for t in teachers]
         valid_trees = [[teacher_trees(t, valid_sentences, span_parsers=True)] for t in teachers]
+        weighing = [0 for _ in teachers]
     else:  # one voter a layer of each teacher's language model
         layers = [voting_layers(t, train) for t in teachers]
         if any(len(each) > 1 for each in layers):
@@ -351,14 +361,15 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
                 f"{Path(t.path).name} {'+'.join(map(str, each))}" for t, each in zip(teachers, layers)))
         train_trees = [layer_trees(t, sentences, each) for t, each in zip(teachers, layers)]
         valid_trees = [layer_trees(t, valid_sentences, each) for t, each in zip(teachers, layers)]
+        weighing = [each.index(weighing_layer(t, each)) for t, each in zip(teachers, layers)]
     valid_lengths = [len(s) for s in valid_sentences]
-    parse_layers = [own[0] for own in valid_trees]  # each teacher's first voter: its parse layer's trees
+    parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
     if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
         mutual = mutual_agreement(parse_layers)
         agreement = [round(100 * a, 2) for a in mutual]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
-            + (", their first layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
+            + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
             + ", ".join(f"{Path(t.path).name} {a:.2f}" for t, a in zip(teachers, agreement)))
     weight = train.right_branching
     if weight == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
