@@ -4,6 +4,7 @@
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
     python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
+    python benchmarks/bench_speed.py --only parse --model runs/zh.onlstm --baseline zh --text ZH_LINES  # beside zh
     python benchmarks/bench_speed.py --only recipe  # train --seeds 2: the two language models side by side or not
                                                     # (each run also trains its span parser: ~15 min for 2 repeats)
 
@@ -245,12 +246,12 @@ def zh_text() -> Path:
     return DATA / "zh-lm" / "cmrc2018-wiki" / "cmrc2018.dev+trial.sents.txt"
 
 
-def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb-lm" / "ptb.test.txt"
-                ) -> list[tuple[str, float, str]]:
+def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb-lm" / "ptb.test.txt",
+                baseline: str = "en") -> list[tuple[str, float, str]]:
     """Parse speed of 10,000 lines, whole process, each configuration once per round, rounds alternating
     so that the machine's drift hits all alike: the default English file (its span parser), the ON-LSTM
     inside it alone, each bundled model on its language, --jobs 1 against --jobs 2; then peak memory of one
-    5,000-word line. With --model: that file against the default."""
+    5,000-word line. With --model: that file against the bundled `baseline` on the same lines."""
     def lines_of(path: Path) -> list[str]:
         return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -266,6 +267,8 @@ def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb
                                                                              "paper", str(en)],
                    "default English, --jobs 2": ["-m", "en", "--jobs", "2", str(en)]}
         if model is not None:
+            if baseline != "en":
+                configs[f"-m {baseline}, the same lines"] = ["-m", baseline, str(en)]
             configs[f"--model {model}"] = ["-m", model, str(en)]
         elif zh_text().exists():
             zh = ten_thousand(lines_of(zh_text()), "zh.txt")
@@ -282,6 +285,10 @@ def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb
         rows.append(("wall time, default English / its ON-LSTM alone (same run)", default / alone, "×"))
         rows.append(("wall time, --jobs 2 / --jobs 1 (default English)",
                      statistics.median(walls["default English, --jobs 2"]) / default, "×"))
+        if model is not None:
+            base = default if baseline == "en" else statistics.median(walls[f"-m {baseline}, the same lines"])
+            rows.append((f"wall time, --model / -m {baseline} (same run)",
+                         statistics.median(walls[f"--model {model}"]) / base, "×"))
         words = " ".join(" ".join(lines_of(text)).split()[:5000])
         long_line = Path(tmp) / "long.txt"
         long_line.write_text(words + "\n", encoding="utf-8")
@@ -337,6 +344,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", help="a model file `--only parse` also parses with, beside the default")
+    parser.add_argument("--baseline", default="en", help="the bundled model --model is compared with (en, zh)")
     parser.add_argument("--text", type=Path, default=DATA / "ptb-lm" / "ptb.test.txt",
                         help="the lines `--only parse` parses, repeated to 10,000 (default: PTB's test text)")
     args = parser.parse_args()
@@ -345,7 +353,7 @@ def main() -> None:
     # comparison runs one window length, so its few shapes fit either way)
     size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
-             "parse": lambda: bench_parse(args.repeats, args.model, args.text), "startup": lambda: bench_startup(args.repeats),
+             "parse": lambda: bench_parse(args.repeats, args.model, args.text, args.baseline), "startup": lambda: bench_startup(args.repeats),
              "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads)}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, {cpu_name()}")
     for name, run in parts.items():
