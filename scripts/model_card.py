@@ -117,7 +117,7 @@ def voters(train: dict, meta: dict) -> str:
     """Who votes beside the teachers' parse layers (self_training.voting_layers), as the card says it."""
     layers = train.get("teacher_layers") or []
     extra = train.get("extra_layers", train.get("layers_above")) or 0  # layers_above: files written before
-    said = (f"; each teacher votes with its layers {' and '.join(map(str, layers))}" if layers else  # layers below
+    said = (f"; each teacher votes with its layers {' and '.join(map(str, layers))}" if layers else
             f"; each teacher votes with its parse layer and the {'layer' if extra == 1 else f'{extra} layers'} next "
             "to it (above it, below where it has too few above)" if extra else "")
     weight = meta.get("right_branching")
