@@ -41,8 +41,7 @@ def consensus_trees(models: list, gold, layers: tuple[int, ...] | None = None, r
         if text is None:
             sys.exit("--right-branching auto needs --text: the validation text its weight is read from")
         valid = read_corpus(text, teachers[0].tokenizer)
-        weighing = [layer_trees(t, valid, (weighing_layer(t, layers) if layers else t.parse_layer,))[0]
-                    for t in teachers]
+        weighing = [layer_trees(t, valid, (weighing_layer(t, layers or (t.parse_layer,)),))[0] for t in teachers]
         weight = auto_weight(weighing, [len(s) for s in valid]).weight
     else:
         weight = float(right_branching)
