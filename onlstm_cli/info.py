@@ -164,7 +164,8 @@ def span_parser_text(span: dict) -> str:
         text += f", validation loss {span['valid_loss']}"
     recipe = span.get("self_training_recipe")
     if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe.py)
-        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {t.get('epochs')} epochs)"
+        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {t.get('epochs')} epochs"
+                             + ("; no vote: a failed run" if t.get("votes") is False else "") + ")"
                              for t in recipe["teachers"] if isinstance(t, dict))
         stages = ", ".join(f"{name.replace('_', ' ')} {seconds / 60:.1f} min"
                            for name, seconds in (recipe.get("stage_seconds") or {}).items()

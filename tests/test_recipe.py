@@ -336,6 +336,8 @@ def _state(pid: int) -> str:
     (["--teacher", "en"], "either --seeds or --teacher"),
     (["--right-branching", "-1"], "--right-branching must be a finite weight of at least 0 or auto"),
     (["--right-branching", "lots"], "--right-branching takes a weight (0 or more) or auto, not 'lots'"),
+    (["--max-ppl-ratio", "0.9"], "--max-ppl-ratio must be 0 (every model votes) or at least 1, not 0.9"),
+    (["--max-ppl-ratio", "nan"], "--max-ppl-ratio must be 0 (every model votes) or at least 1"),
 ])
 def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message):
     result = in_process(recipe_args(corpus, tmp_path / "m.onlstm") + extra)
@@ -358,6 +360,73 @@ def test_an_unwritable_out_is_refused_before_training(corpus, tmp_path):
 def test_resume_of_a_recipe_that_never_ran_is_refused(corpus, tmp_path):
     result = in_process(recipe_args(corpus, tmp_path / "m.onlstm", "--resume", str(tmp_path / "m.onlstm")))
     assert result.exit_code == 2 and "no recipe to resume" in result.stderr
+
+
+def test_max_ppl_ratio_without_seeds_is_refused(corpus, tmp_path):
+    result = in_process(["train", str(corpus), "-o", str(tmp_path / "m.onlstm"), "--max-ppl-ratio", "1.5"])
+    assert result.exit_code == 2 and "give --seeds K" in result.stderr
+    assert not (tmp_path / "m.onlstm").exists()
+
+
+def teacher_records(*ppls):
+    return [{"seed": 1111 + k, "path": f"m.lm-seed{1111 + k}.onlstm", "valid_ppl": ppl} for k, ppl in enumerate(ppls)]
+
+
+@pytest.mark.parametrize("ppls, ratio, left_out", [
+    ((386.48, 554.90, 446.97, 421.54), 1.2, [1112]),  # a Chinese run's failed seed, 1.28 × the median
+    ((386.48, 554.90, 446.97, 421.54), 1.3, []),
+    ((386.48, 554.90, 446.97, 421.54), 0, []),        # 0: every model votes
+    ((170.51, 175.36, 182.44, 177.26), 1.2, []),      # healthy seeds: within 1.04 of the median
+    ((100.0, 160.0), 1.2, [1112]),                    # two seeds: the median is their mean, one always votes
+    ((100.0, None, 500.0), 1.2, [1113]),              # a model without a perplexity is never the one left out
+])
+def test_a_language_model_far_above_the_median_perplexity_does_not_vote(ppls, ratio, left_out):
+    from onlstm_cli.induction.recipe import voting_teachers
+    teachers = teacher_records(*ppls)
+    voting, out, median = voting_teachers(list(reversed(teachers)), ratio)
+    assert [t["seed"] for t in out] == left_out
+    assert [t["seed"] for t in voting] == [t["seed"] for t in teachers if t["seed"] not in left_out]  # by seed
+    assert median == pytest.approx(__import__("statistics").median(p for p in ppls if p is not None))
+
+
+def rerun_span_parser_stage(finished: Path, corpus: Path, copy: Path, edit, *extra: str):
+    """The finished tiny recipe copied, its record edited, its span parser stage run again."""
+    import shutil
+    shutil.copytree(finished.parent, copy)
+    record_path = copy / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
+    edit(record)
+    record["span_parser"] = None
+    record_path.write_text(json.dumps(record))
+    (copy / "tiny.onlstm.ckpt").unlink(missing_ok=True)
+    return onlstm(recipe_args(corpus, copy / "tiny.onlstm", *extra))
+
+
+def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finished, corpus, tmp_path):
+    def fail_seed_1112(record):
+        record["teachers"][1]["valid_ppl"] = 40 * record["teachers"][0]["valid_ppl"]
+    result = rerun_span_parser_stage(finished, corpus, tmp_path / "failed", fail_seed_1112)
+    assert result.returncode == 0, result.stderr
+    assert "the language model of seed 1112 does not vote: its validation perplexity" in result.stderr
+    assert "on the votes of 1 language models" in result.stderr
+    assert (tmp_path / "failed" / "tiny.lm-seed1112.onlstm").exists()
+    meta = torch.load(tmp_path / "failed" / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
+    assert [Path(t).name for t in meta["teacher"]] == ["tiny.lm-seed1111.onlstm"]
+    assert [t["votes"] for t in meta["recipe"]["teachers"]] == [True, False]
+    assert "the trees of each of the 1 language models' (of 2: a model whose validation perplexity is more than " \
+           "1.2 × their median does not vote)" in meta["recipe"]["votes"]
+    from onlstm_cli.info import info_text, model_info
+    assert "seed 1112 (valid ppl" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
+    assert "no vote: a failed run" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
+
+
+def test_a_recipe_recorded_before_failed_runs_were_left_out_lets_every_model_vote(finished, corpus, tmp_path):
+    def old_record_with_a_failed_seed(record):
+        del record["options"]["recipe"]["max_ppl_ratio"]
+        record["teachers"][1]["valid_ppl"] = 40 * record["teachers"][0]["valid_ppl"]
+    result = rerun_span_parser_stage(finished, corpus, tmp_path / "old", old_record_with_a_failed_seed)
+    assert result.returncode == 0, result.stderr
+    assert "does not vote" not in result.stderr and "on the votes of 2 language models" in result.stderr
 
 
 def test_info_shows_the_recipe_of_a_file_it_made(finished):

@@ -212,12 +212,13 @@ def train(
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone."),
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0."),
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread of --threads (one a core without it), at most --seeds; 1 on a GPU."),
-    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
+    max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}."),
+    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
     budget = parse_duration(time_budget)
     check_mode(seeds, bool(teacher), second_round or bool(teacher_layers)
-               or targets.value != SELF_TRAIN_DEFAULTS["targets"])
+               or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None)
     if teacher:
         right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
         return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
@@ -234,7 +235,9 @@ def train(
         if seeds > 1:
             from onlstm_cli.induction.recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
-                                resume, reporter, log=err_line, side_by_side=side_by_side)
+                                resume, reporter, log=err_line, side_by_side=side_by_side,
+                                max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
+                                else max_ppl_ratio)
         else:
             try:
                 result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
@@ -307,7 +310,7 @@ def check_lm_options(o: dict) -> None:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
 
 
-def check_mode(seeds: int, teacher: bool, span_parser_options: bool) -> None:
+def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
     another are refused in one line."""
     if seeds < 1:
@@ -316,6 +319,8 @@ def check_mode(seeds: int, teacher: bool, span_parser_options: bool) -> None:
         raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
     if not teacher and span_parser_options:
         raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
+    if recipe_options and seeds == 1:
+        raise UserError("--max-ppl-ratio chooses which of the --seeds language models vote: give --seeds K (K ≥ 2)")
 
 
 def layer_list(text: str) -> tuple[int, ...]:

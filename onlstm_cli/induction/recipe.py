@@ -2,7 +2,8 @@
 
     stage 1   K ON-LSTM language models, seeds S, S+1, …, S+K−1, each trained as a plain `onlstm train`
               would (the same options), written beside --out as OUT.lm-seedS.onlstm (with .ckpt and .tokens)
-    stage 2   a span parser trained on the votes of their trees (self_training.py), written to --out
+    stage 2   a span parser trained on the votes of their trees (self_training.py), written to --out; a model
+              whose validation perplexity is far above the others' (a failed run) does not vote
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
 of several are not. The seeds train side by side, one process each with an equal share of the threads
@@ -28,6 +29,7 @@ import contextlib
 import json
 import math
 import signal
+import statistics
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -175,6 +177,8 @@ class RecipeRun:
         if "extra_layers" not in state.options["recipe"]:  # recorded before teachers voted with several layers
             self.recipe = replace(self.recipe, extra_layers=0)
             self.self_train = replace(self.self_train, extra_layers=0)
+        if "max_ppl_ratio" not in state.options["recipe"]:  # recorded before failed runs were left out of the vote
+            self.recipe = replace(self.recipe, max_ppl_ratio=0.0)
         if extended_from is not None:
             self.extend(state, extended_from)
         try:
@@ -315,7 +319,14 @@ class RecipeRun:
         from onlstm_cli.modelfile import load_model
         from onlstm_cli.induction.self_training import self_train
         _, budget = self.budgets()
-        teachers = [load_model(self.out.with_name(t["path"])) for t in sorted(state.teachers, key=lambda t: t["seed"])]
+        voting, left_out, median = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
+        for teacher in state.teachers:
+            teacher["votes"] = teacher in voting
+        for teacher in left_out:
+            self.log(f"recipe: the language model of seed {teacher['seed']} does not vote: its validation perplexity "
+                     f"{teacher['valid_ppl']} is more than {self.recipe.max_ppl_ratio:g} × the models' median "
+                     f"{median:.2f} (a failed run; --max-ppl-ratio 0 lets every model vote)")
+        teachers = [load_model(self.out.with_name(t["path"])) for t in voting]
         ckpt = checkpoint_path(self.out)
         resume = ckpt if ckpt.exists() else None
         self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
@@ -323,7 +334,7 @@ class RecipeRun:
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
         before = time.monotonic()
-        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": self.vote_rule(),
+        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": self.vote_rule(len(voting)),
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}
         result = self_train(self.corpus, self.out, teachers, self.valid,
@@ -333,19 +344,22 @@ class RecipeRun:
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching}
-            for teacher, agreement in zip(sorted(state.teachers, key=lambda t: t["seed"]),
-                                          result.teacher_agreement or []):
+            for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         state.save(self.out)
         return result
 
-    def vote_rule(self) -> str:
+    def vote_rule(self, voters: int) -> str:
         rb = self.self_train.right_branching
         extra = self.recipe.extra_layers
         layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
                   "below where it has too few above)" if extra else "parse layer")
-        return (f"a span's target is its share of the votes: the trees of each of the {self.recipe.seeds} language "
-                f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
+        ratio = self.recipe.max_ppl_ratio
+        left_out = (f" (of {self.recipe.seeds}: a model whose validation perplexity is more than {ratio:g} × their "
+                    "median does not vote)" if ratio else "")
+        return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
+                f"models'{left_out} {layers} weigh 1 each"
+                + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
 
     def seconds_left(self, state: RecipeState, number: int) -> float | None:
         """The most the recipe can still take once language model `number` starts (None: no time budget):
@@ -370,6 +384,21 @@ class RecipeRun:
         per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
         return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
                 f"{per_model * rounds / 60:.1f} min; then the span parser")
+
+
+def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
+    """(the language models that vote, by seed; those left out; the median validation perplexity). A model whose
+    perplexity is more than max_ratio × the median of all K is a failed run, not a weak seed: a Chinese run's
+    1.28 × (its vote with it 25.88 on the dev trees, without it 26.41), where healthy seeds stay within 1.04
+    (models/README.md). The median keeps at least half of the models, so one always votes; 0 keeps every one."""
+    teachers = sorted(teachers, key=lambda t: t["seed"])
+    known = [t["valid_ppl"] for t in teachers if isinstance(t.get("valid_ppl"), (int, float))]
+    if not max_ratio or not known:
+        return teachers, [], statistics.median(known) if known else None
+    median = statistics.median(known)
+    left_out = [t for t in teachers
+                if isinstance(t.get("valid_ppl"), (int, float)) and t["valid_ppl"] > max_ratio * median]
+    return [t for t in teachers if t not in left_out], left_out, median
 
 
 class _StageProgress:
@@ -406,28 +435,36 @@ class RecipeResult:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" for t in self.state.teachers)
+        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" + (" (no vote)" if t.get("votes") is False else "")
+                             for t in self.state.teachers)
         if self.interrupted:
             return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
                     f"rerun the same command to go on from where it stopped")
         minutes = sum(self.state.stage_seconds.values()) / 60
-        return (f"done: {self.out} (span parser on {len(self.state.teachers)} language models' votes; validation "
+        voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
+        return (f"done: {self.out} (span parser on {voters} language models' votes; validation "
                 f"perplexity {teachers}; {minutes:.1f} min in all); the recipe is recorded in {state_path(self.out)}")
 
 
 def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
                right_branching: float | None = None, resume=None, reporter=None, log=print,
                self_train: SelfTrainConfig | None = None, side_by_side: int | None = None,
-               progress_every: float = RecipeConfig.progress_every) -> RecipeResult:
+               progress_every: float = RecipeConfig.progress_every,
+               max_ppl_ratio: float = RecipeConfig.max_ppl_ratio) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same.
-    `progress_every`: seconds between the recipe's own progress lines while models train side by side."""
+    `progress_every`: seconds between the recipe's own progress lines while models train side by side.
+    `max_ppl_ratio`: a model whose validation perplexity is more than this × the models' median does not vote
+    (0: every one votes)."""
     from onlstm_cli.lm.train import LineReporter
     corpus, out = Path(corpus), Path(out)
-    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every)
+    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,
+                          max_ppl_ratio=max_ppl_ratio)
     if side_by_side is not None and side_by_side < 1:
         raise TrainingError("--side-by-side must be at least 1")
+    if not (max_ppl_ratio == 0 or max_ppl_ratio >= 1):  # below 1 would leave out the median model itself
+        raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {max_ppl_ratio:g}")
     try:
         recipe.right_branching = voter_weight(recipe.right_branching if right_branching is None else right_branching)
     except ValueError as e:
