@@ -122,8 +122,8 @@ class RecipeConfig:
                                    # (below where it has too few above): layer 3 beside layer 2 made better students,
                                    # layer 2 beside layer 3 a better Chinese consensus (models/README.md)
     max_ppl_ratio: float = 1.2     # a language model whose validation perplexity is more than this × the K models'
-                                   # median does not vote: a failed run, not a weak seed (healthy seeds of every
-                                   # recipe run here stayed within 1.04 of it; models/README.md); 0: every model votes
+                                   # median does not vote: a failed run, not a weak seed (far beyond the spread of
+                                   # healthy seeds' perplexities, models/README.md); 0: every model votes
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU
