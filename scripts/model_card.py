@@ -123,6 +123,11 @@ def voters(train: dict, meta: dict) -> str:
     weight = meta.get("right_branching")
     if isinstance(weight, (int, float)) and weight > 0:
         said += f"; a right-branching tree votes with weight {weight:g}"
+    recipe = meta.get("recipe") or {}
+    for teacher in recipe.get("teachers") or []:  # train --seeds leaves a failed run out (recipe.voting_teachers)
+        if isinstance(teacher, dict) and teacher.get("votes") is False:
+            said += (f"; the recipe's language model of seed {teacher.get('seed')} did not vote (validation "
+                     f"perplexity {teacher.get('valid_ppl')}, a failed run by `--max-ppl-ratio`)")
     return said
 
 

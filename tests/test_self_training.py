@@ -253,6 +253,10 @@ def test_the_model_card_says_which_layers_and_which_prior_voted():
     assert (card.voters({"teacher_layers": [2, 3], "extra_layers": 1}, {})
             == "; each teacher votes with its layers 2 and 3")
     assert card.voters({"extra_layers": 0}, {"right_branching": 0.0}) == ""
+    recipe = {"teachers": [{"seed": 1111, "valid_ppl": 554.9, "votes": False}, {"seed": 1112, "valid_ppl": 386.48,
+                                                                                "votes": True}]}
+    assert card.voters({}, {"recipe": recipe}) == ("; the recipe's language model of seed 1111 did not vote "
+                                                   "(validation perplexity 554.9, a failed run by `--max-ppl-ratio`)")
 
 
 def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
