@@ -413,8 +413,10 @@ def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finish
     meta = torch.load(tmp_path / "failed" / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
     assert [Path(t).name for t in meta["teacher"]] == ["tiny.lm-seed1111.onlstm"]
     assert [t["votes"] for t in meta["recipe"]["teachers"]] == [True, False]
-    assert "the trees of each of the 1 language models' (of 2: a model whose validation perplexity is more than " \
-           "1.2 × their median does not vote)" in meta["recipe"]["votes"]
+    assert meta["recipe"]["votes"].startswith("a span's target is its share of the votes: the trees of each of the 1 "
+                                              "language models' parse layer")
+    assert meta["recipe"]["votes"].endswith("; of the 2 models, one whose validation perplexity is more than 1.2 × "
+                                            "their median does not vote")
     from onlstm_cli.info import info_text, model_info
     assert "seed 1112 (valid ppl" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
     assert "no vote: a failed run" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
@@ -484,6 +486,33 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
     meta = torch.load(copy / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
     assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
     assert meta["train"]["extra_layers"] == 0
+
+
+def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
+    """print() writes a line and its newline in two calls: another process's line between them must not be glued
+    to it, so each line reaches the shared stderr in one write, with its seed in front."""
+    from onlstm_cli.induction.side_by_side import _SeedStream
+
+    class Recorder:
+        def __init__(self):
+            self.writes = []
+
+        def write(self, text):
+            self.writes.append(text)
+
+        def flush(self):
+            pass
+
+    shared = Recorder()
+    first, second = _SeedStream(shared, "[seed 1111] "), _SeedStream(shared, "[seed 1112] ")
+    print("corpus: 1,668 tokens", file=first)
+    assert shared.writes == ["[seed 1111] corpus: 1,668 tokens\n"]
+    first.write("end of epoch 1")
+    print("corpus: 1,668 tokens", file=second)  # between the two halves of the first seed's line
+    first.write(" | saved\nend of ")
+    assert shared.writes[1:] == ["[seed 1112] corpus: 1,668 tokens\n", "[seed 1111] end of epoch 1 | saved\n"]
+    first.flush()  # the process ends: what is left goes out, marked
+    assert shared.writes[-1] == "[seed 1111] end of "
 
 
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):

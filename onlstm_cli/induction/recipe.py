@@ -355,11 +355,10 @@ class RecipeRun:
         layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
                   "below where it has too few above)" if extra else "parse layer")
         ratio = self.recipe.max_ppl_ratio
-        left_out = (f" (of {self.recipe.seeds}: a model whose validation perplexity is more than {ratio:g} × their "
-                    "median does not vote)" if ratio else "")
         return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
-                f"models'{left_out} {layers} weigh 1 each"
-                + (f", a right-branching tree {weight_text(rb)}" if rb else ""))
+                f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(rb)}" if rb else "")
+                + (f"; of the {self.recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
+                   "their median does not vote" if ratio else ""))
 
     def seconds_left(self, state: RecipeState, number: int) -> float | None:
         """The most the recipe can still take once language model `number` starts (None: no time budget):

@@ -63,21 +63,24 @@ class SeedJob:
 
 
 class _SeedStream:
-    """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable."""
+    """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable. A line
+    goes out whole, in one write, once its newline comes: print() writes the text and its newline in two calls,
+    and another seed's line written between them would be glued to this one."""
 
     def __init__(self, stream, prefix: str):
-        self.stream, self.prefix, self.at_line_start = stream, prefix, True
+        self.stream, self.prefix, self.pending = stream, prefix, ""
 
     def write(self, text: str) -> int:
-        out = []
-        for piece in text.splitlines(keepends=True):
-            out.append((self.prefix if self.at_line_start else "") + piece)
-            self.at_line_start = piece.endswith("\n")
-        self.stream.write("".join(out))
-        self.stream.flush()
+        *lines, self.pending = (self.pending + text).split("\n")
+        if lines:
+            self.stream.write("".join(f"{self.prefix}{line}\n" for line in lines))
+            self.stream.flush()
         return len(text)
 
     def flush(self):
+        if self.pending:  # a partial line flushed on purpose (or the process ending) goes out as it is
+            self.stream.write(self.prefix + self.pending)
+            self.pending = ""
         self.stream.flush()
 
     def isatty(self) -> bool:
@@ -105,6 +108,7 @@ def train_seed(job: SeedJob, results, parent: int) -> None:
                    "seconds": result.seconds}
     except Exception as e:  # said in the recipe's one line; the traceback helps no user
         outcome = {"error": str(e) or type(e).__name__}
+    sys.stderr.flush()
     results.put((job.seed, outcome))
 
 
