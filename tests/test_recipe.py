@@ -381,16 +381,18 @@ def teacher_records(*ppls):
     ((100.0, None, 500.0), 1.2, [1113]),              # a model without a perplexity is never the one left out
 ])
 def test_a_language_model_far_above_the_median_perplexity_does_not_vote(ppls, ratio, left_out):
+    import statistics
+
     from onlstm_cli.induction.recipe import voting_teachers
     teachers = teacher_records(*ppls)
     voting, out, median = voting_teachers(list(reversed(teachers)), ratio)
     assert [t["seed"] for t in out] == left_out
     assert [t["seed"] for t in voting] == [t["seed"] for t in teachers if t["seed"] not in left_out]  # by seed
-    assert median == pytest.approx(__import__("statistics").median(p for p in ppls if p is not None))
+    assert median == pytest.approx(statistics.median(p for p in ppls if p is not None))
 
 
 def rerun_span_parser_stage(finished: Path, corpus: Path, copy: Path, edit, *extra: str):
-    """The finished tiny recipe copied, its record edited, its span parser stage run again."""
+    """The finished tiny recipe copied, its record edited, its span parser stage run again (from the start)."""
     import shutil
     shutil.copytree(finished.parent, copy)
     record_path = copy / "tiny.onlstm.recipe.json"
@@ -471,16 +473,10 @@ def test_each_language_model_votes_with_its_parse_layer_and_the_one_above(finish
 
 
 def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finished, corpus, tmp_path):
-    import shutil
+    def record_of_one_layer(record):
+        del record["options"]["recipe"]["extra_layers"], record["options"]["span_parser"]["extra_layers"]
     copy = tmp_path / "old"
-    shutil.copytree(finished.parent, copy)
-    record_path = copy / "tiny.onlstm.recipe.json"
-    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
-    del record["options"]["recipe"]["extra_layers"], record["options"]["span_parser"]["extra_layers"]
-    record["span_parser"] = None  # its span parser stage still to run
-    record_path.write_text(json.dumps(record))
-    (copy / "tiny.onlstm.ckpt").unlink(missing_ok=True)
-    result = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    result = rerun_span_parser_stage(finished, corpus, copy, record_of_one_layer)
     assert result.returncode == 0, result.stderr
     assert "votes with the trees of its layers" not in result.stderr
     meta = torch.load(copy / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
