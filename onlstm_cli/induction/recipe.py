@@ -334,7 +334,8 @@ class RecipeRun:
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
         before = time.monotonic()
-        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": self.vote_rule(len(voting)),
+        votes = vote_rule(self.recipe, self.self_train.right_branching, len(voting))
+        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}
         result = self_train(self.corpus, self.out, teachers, self.valid,
@@ -348,17 +349,6 @@ class RecipeRun:
                 teacher["agreement"] = agreement
         state.save(self.out)
         return result
-
-    def vote_rule(self, voters: int) -> str:
-        rb = self.self_train.right_branching
-        extra = self.recipe.extra_layers
-        layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
-                  "below where it has too few above)" if extra else "parse layer")
-        ratio = self.recipe.max_ppl_ratio
-        return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
-                f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(rb)}" if rb else "")
-                + (f"; of the {self.recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
-                   "their median does not vote" if ratio else ""))
 
     def seconds_left(self, state: RecipeState, number: int) -> float | None:
         """The most the recipe can still take once language model `number` starts (None: no time budget):
@@ -383,6 +373,19 @@ class RecipeRun:
         per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
         return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
                 f"{per_model * rounds / 60:.1f} min; then the span parser")
+
+
+def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
+    """The record's words for who votes and with what weight."""
+    extra = recipe.extra_layers
+    layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
+              "below where it has too few above)" if extra else "parse layer")
+    ratio = recipe.max_ppl_ratio
+    return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
+            f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(right_branching)}"
+                                                if right_branching else "")
+            + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
+               "their median does not vote" if ratio else ""))
 
 
 def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
