@@ -445,6 +445,22 @@ def test_the_selector_picks_per_device_and_dtype_and_can_be_pinned():
         fast.select("cpu", torch.float64)
 
 
+def test_choosing_a_backend_draws_nothing_from_torchs_random_stream():
+    """Each probe runs on its own generator: a seeded run's weights must not depend on whether the backend was
+    chosen before or after the seed was set."""
+    from onlstm_cli.fast import span
+    probes = (fast._select, fast.c_cell_works, onednn.works, span.c_span_works)
+    for probe in probes:
+        probe.cache_clear()
+    torch.manual_seed(5)
+    fast.select("cpu", torch.float32)
+    span.c_span_works()
+    after_probes = torch.rand(4)
+    torch.manual_seed(5)
+    assert torch.equal(after_probes, torch.rand(4))
+    assert all(probe.cache_info().currsize for probe in probes if probe is not span.c_span_works)  # they did run
+
+
 def test_onlstm_backend_torch_in_the_environment_pins_the_torch_path(monkeypatch):
     monkeypatch.setenv("ONLSTM_BACKEND", "torch")
     assert fast.select("cpu", torch.float32) == fast.Backend("cpu", "torch", False)

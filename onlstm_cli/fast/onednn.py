@@ -49,8 +49,9 @@ def size_kernel_cache(capacity: int) -> None:
 @functools.lru_cache(maxsize=None)
 def works() -> bool:
     """Whether this torch build runs oneDNN's packed linear correctly (probed once, on a tiny product)."""
+    g = torch.Generator().manual_seed(0)  # not torch's global stream: a probe must not move a seeded run's weights
     try:
-        weight, x, add = torch.randn(5, 3), torch.randn(2, 3), torch.randn(2, 5)
+        weight, x, add = (torch.randn(*shape, generator=g) for shape in ((5, 3), (2, 3), (2, 5)))
         packed = torch.ops.mkldnn._reorder_linear_weight(weight, 2)
         result = torch.ops.mkldnn._linear_pointwise.binary(x, add, packed, None, "add")
         return torch.backends.mkldnn.is_available() and torch.allclose(result, add + x @ weight.t(), atol=1e-5)
