@@ -75,6 +75,17 @@ class QuietReporter:
         self.messages.append(text)
 
 
+def forget_backend_probes() -> tuple:
+    """Clear the cached backend probes, so that the next backend choice probes again, as a fresh process does;
+    the probes, for callers that check they ran."""
+    from onlstm_cli import fast
+    from onlstm_cli.fast import onednn, span
+    probes = (fast._select, fast.c_cell_works, onednn.works, span.c_span_works)
+    for probe in probes:
+        probe.cache_clear()
+    return probes
+
+
 @pytest.fixture
 def quiet_reporter():
     return QuietReporter()

@@ -448,10 +448,9 @@ def test_the_selector_picks_per_device_and_dtype_and_can_be_pinned():
 def test_choosing_a_backend_draws_nothing_from_torchs_random_stream():
     """Each probe runs on its own generator: a seeded run's weights must not depend on whether the backend was
     chosen before or after the seed was set."""
+    from conftest import forget_backend_probes
     from onlstm_cli.fast import span
-    probes = (fast._select, fast.c_cell_works, onednn.works, span.c_span_works)
-    for probe in probes:
-        probe.cache_clear()
+    probes = forget_backend_probes()
     torch.manual_seed(5)
     fast.select("cpu", torch.float32)
     span.c_span_works()

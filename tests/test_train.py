@@ -13,7 +13,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
+from conftest import TINY_MODEL, QuietReporter, forget_backend_probes, tiny_train_config, write_corpus
 from onlstm_cli.text.corpus import (
     DEFAULT_MAX_VOCAB,
     batchify,
@@ -177,10 +177,7 @@ def test_train_is_reproducible_with_a_seed(corpus, tmp_path):
     """The same seed gives the same weights whether or not this process has chosen a backend before: the first
     run probes the backends in mid-training, as a fresh process does (the oneDNN probe once drew from torch's
     seeded stream there, so a model depended on what the process had done before)."""
-    from onlstm_cli import fast
-    from onlstm_cli.fast import onednn, span
-    for probe in (fast._select, fast.c_cell_works, onednn.works, span.c_span_works):
-        probe.cache_clear()
+    forget_backend_probes()
     results = [train_model(corpus["train"], tmp_path / f"m{k}.onlstm", dict(TINY_MODEL),
                            tiny_train_config(epochs=1), valid=corpus["valid"], reporter=QuietReporter())
                for k in range(2)]
