@@ -9,7 +9,7 @@ _LAZY = {
     "Tokenizer": "text.vocab", "Vocabulary": "text.vocab",
     "TrainConfig": "config", "train_model": "lm.train",
     "load_model": "modelfile", "save_model": "modelfile", "ModelFileError": "modelfile",
-    "build_tree": "induction.trees", "tree_spans": "induction.trees",
+    "build_tree": "trees", "tree_spans": "trees",
     "read_gold": "text.formats", "to_bracket": "text.formats",
     "sentence_f1": "evaluation.metrics", "evaluate": "evaluation.metrics",
     "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "induction.span_parser",

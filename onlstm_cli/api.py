@@ -25,8 +25,9 @@ from nltk.tree import Tree as NltkTree
 
 # BLOCK and UnreadableTextWarning are this module's names too: users import them from here
 from onlstm_cli.induction.line_parser import BLOCK, LineParser, Sentence, UnreadableTextWarning, blocks, sentence_line
-from onlstm_cli.induction.parser import ParsedSentence, ParseError
-from onlstm_cli.induction.trees import Tree, fold_tree
+from onlstm_cli.induction.parser import ParsedSentence
+from onlstm_cli.errors import ParseError
+from onlstm_cli.trees import Tree, fold_tree
 
 
 # --- the trees --------------------------------------------------------------------------------------------

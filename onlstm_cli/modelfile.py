@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 from torch.overrides import TorchFunctionMode
 
-from onlstm_cli.errors import OnlstmError
+from onlstm_cli.errors import ModelFileError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
@@ -48,10 +48,6 @@ FORMAT_VERSION = 1
 MAX_PICKLE_BYTES = 64 << 20  # the pickled structure (vocabulary, meta, ...; 177 KB in the bundled English model)
 MAX_META_VALUES = 200_000    # values in a meta dict, counted along every path through it
 MAX_META_CHARS = 16 << 20    # characters of its strings, counted the same way
-
-
-class ModelFileError(OnlstmError):
-    """A model or checkpoint file that cannot be used; the message is one line for the user."""
 
 
 @dataclass

@@ -25,7 +25,7 @@ from onlstm_cli.text.formats import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
 from onlstm_cli.induction.parser import combine_distances, sentence_distances  # noqa: E402
-from onlstm_cli.induction.trees import build_tree  # noqa: E402
+from onlstm_cli.trees import build_tree  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

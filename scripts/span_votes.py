@@ -24,7 +24,7 @@ from onlstm_cli.modelfile import load_model  # noqa: E402
 from onlstm_cli.induction.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402
                                                 weighing_layer)
 from onlstm_cli.text.corpus import read_corpus  # noqa: E402
-from onlstm_cli.induction.trees import build_tree  # noqa: E402
+from onlstm_cli.trees import build_tree  # noqa: E402
 
 
 def voters(teachers: list, sentences: list[list[str]], layers: tuple[int, ...] | None, model_tokens: bool) -> list:

@@ -223,7 +223,7 @@ def test_parse_crlf_input(runner, model):
 
 def test_parse_parentheses_are_escaped_in_brackets(runner, model):
     from onlstm_cli.text.formats import from_bracket
-    from onlstm_cli.induction.trees import tree_leaves
+    from onlstm_cli.trees import tree_leaves
     result = run(runner, ["parse", "--model", model, "--format", "bracket", "--pretokenized"], input="f ( x )\n")
     assert result.exit_code == 0, result.output
     line = result.stdout.strip()

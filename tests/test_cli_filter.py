@@ -15,9 +15,10 @@ import nltk
 import pytest
 
 from conftest import FIXTURES, REPO, write_corpus
-from onlstm_cli.cli.commands import SIGPIPE_EXIT, app
+from onlstm_cli.cli.commands import app
+from onlstm_cli.console import SIGPIPE_EXIT
 from onlstm_cli.text.formats import from_bracket
-from onlstm_cli.induction.trees import tree_leaves
+from onlstm_cli.trees import tree_leaves
 
 ENV = dict(os.environ, PYTHONIOENCODING="utf-8", OMP_NUM_THREADS="1")
 GOLD = FIXTURES / "cli_gold.trees"
@@ -210,7 +211,7 @@ def test_control_characters_never_reach_the_output(runner, model, fmt):
 def test_a_tree_too_deep_to_draw_with_nltk_gets_advice_a_cli_user_can_follow(runner, model, monkeypatch):
     """A long sentence parsed into a chain (here: forced) is too deep for nltk's recursive drawing."""
     from onlstm_cli.induction import parser as parser_module
-    from onlstm_cli.induction.trees import right_branching
+    from onlstm_cli.trees import right_branching
     monkeypatch.setattr(parser_module, "build_tree", lambda distances, words, split="paper": right_branching(words))
     line = " ".join(["the cat sat on the mat"] * 300) + "\n"
     result = runner.invoke(app, ["parse", "--model", model, "--format", "nltk"], input=line)

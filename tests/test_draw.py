@@ -23,7 +23,7 @@ from onlstm_cli.pictures.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, 
 from onlstm_cli.pictures.report_page import choose_examples, report_html, tree_from_spans
 from onlstm_cli.text.formats import read_gold
 from onlstm_cli.evaluation.metrics import evaluate
-from onlstm_cli.induction.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
+from onlstm_cli.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"

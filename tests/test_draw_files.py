@@ -15,13 +15,12 @@ from conftest import FIXTURES
 from onlstm_cli.pictures import picture_files
 from onlstm_cli.pictures.draw import write_svgs
 from onlstm_cli.errors import OnlstmError
-from onlstm_cli.induction.trees import build_tree
+from onlstm_cli.trees import build_tree
 from test_cli import run  # the CLI through typer's runner, never a traceback
 
 GOLD = FIXTURES / "draw_gold.trees"
 PRED_GOLD = FIXTURES / "cli_gold.trees"
 PRED = FIXTURES / "cli_pred.trees"
-
 
 
 def one_error_line(result) -> str:

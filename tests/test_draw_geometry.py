@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from onlstm_cli.pictures.draw import sentence_svg
 from onlstm_cli.pictures.report_page import tree_from_spans
-from onlstm_cli.induction.trees import build_tree, left_branching, right_branching, tree_spans
+from onlstm_cli.trees import build_tree, left_branching, right_branching, tree_spans
 from svg_geometry import SVG, crossings, edge_segments, path_segments, segments_cross, svg_crossings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,19 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from onlstm_cli.text.formats import (
-    GoldFormatError,
-    TreeTooDeepError,
-    from_bracket,
-    read_gold,
-    read_predicted,
-    to_ascii,
-    to_bracket,
-    to_json,
-    to_nltk,
-    to_rich,
-)
-from onlstm_cli.induction.trees import build_tree, right_branching, tree_leaves
+from onlstm_cli.text.formats import (from_bracket, read_gold, read_predicted, to_ascii, to_bracket, to_json,
+                                     to_nltk, to_rich)
+from onlstm_cli.errors import GoldFormatError, TreeTooDeepError
+from onlstm_cli.trees import build_tree, right_branching, tree_leaves
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHINESE = ["爱", ["真的", ["需要", "勇气"]]]

@@ -9,7 +9,7 @@ from onlstm_cli.evaluation.metrics import (
     evaluate,
     sentence_f1,
 )
-from onlstm_cli.induction.trees import baseline_trees, tree_spans
+from onlstm_cli.trees import baseline_trees, tree_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"

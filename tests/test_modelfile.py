@@ -9,19 +9,9 @@ import pytest
 import torch
 
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
-from onlstm_cli.modelfile import (
-    CHECKPOINT_FORMAT,
-    FORMAT_VERSION,
-    MODEL_FORMAT,
-    ModelFileError,
-    atomic_save,
-    load_model,
-    model_archive,
-    model_from_archive,
-    read_archive,
-    save_model,
-    with_members,
-)
+from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, MODEL_FORMAT, atomic_save, load_model,
+                                  model_archive, model_from_archive, read_archive, save_model, with_members)
+from onlstm_cli.errors import ModelFileError
 from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
@@ -347,7 +337,8 @@ def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
 # --- non-finite weights (a diverged run) -----------------------------------------------------------
 
 def test_a_model_with_non_finite_weights_is_never_saved_nor_loaded(tmp_path):
-    from onlstm_cli.modelfile import ModelFileError, model_archive, save_model
+    from onlstm_cli.modelfile import model_archive, save_model
+    from onlstm_cli.errors import ModelFileError
     from onlstm_cli.text.vocab import Tokenizer, Vocabulary
     model = ONLSTMLanguageModel(ModelConfig(vocab_size=12, emb_size=20, hidden_size=40, chunk_size=5))
     vocab = Vocabulary([f"w{k}" for k in range(10)])
@@ -367,7 +358,7 @@ def test_a_foreign_pickle_is_refused_in_one_line_without_a_warning(tmp_path):
     import pickle
     import warnings
 
-    from onlstm_cli.modelfile import ModelFileError
+    from onlstm_cli.errors import ModelFileError
     path = tmp_path / "foreign.onlstm"
     path.write_bytes(pickle.dumps({"format": "onlstm-model", "payload": ValueError("a foreign object")}))
     with warnings.catch_warnings(record=True) as caught, pytest.raises(ModelFileError) as error:

@@ -19,7 +19,7 @@ from onlstm_cli.induction import span_parser
 from onlstm_cli.config import SpanParserConfig
 from onlstm_cli.fast import span as fast_span
 from onlstm_cli.induction.span_parser import SpanParser, cky, padded, span_distances, tree_heights
-from onlstm_cli.induction.trees import build_tree, random_tree
+from onlstm_cli.trees import build_tree, random_tree
 
 
 def random_sentences(count: int, vocab: int, seed: int, longest: int = 14) -> list[list[int]]:
@@ -180,7 +180,7 @@ def test_ctrl_c_ends_every_worker_with_exit_130(model):
 
 def test_parser_refuses_an_absurd_sentence_in_one_line_and_parses_the_others(model, monkeypatch):
     from onlstm_cli import Parser
-    from onlstm_cli.induction.parser import ParseError
+    from onlstm_cli.errors import ParseError
     monkeypatch.setattr(parser_module, "MAX_SENTENCE_WORDS", 6)
     parser = Parser.load(model)
     with pytest.raises(ParseError, match="7 words, more than the 6 a sentence may have"):

@@ -7,21 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.induction.parser import (
-    BUNDLED_MODELS,
-    combine_distances,
-    ModelCache,
-    ParseError,
-    attach_skipped,
-    models_dir,
-    parse_lines,
-    prepare,
-    resolve_model,
-    scaled_ranks,
-    sentence_distances,
-    standard_scores,
-)
-from onlstm_cli.induction.trees import build_tree, tree_leaves
+from onlstm_cli.induction.parser import (BUNDLED_MODELS, combine_distances, ModelCache, attach_skipped,
+                                         models_dir, parse_lines, prepare, resolve_model, scaled_ranks,
+                                         sentence_distances, standard_scores)
+from onlstm_cli.errors import ParseError
+from onlstm_cli.trees import build_tree, tree_leaves
 
 SENTENCES = [
     ["the", "cat", "sat", "on", "the", "mat"],

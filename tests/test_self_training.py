@@ -9,7 +9,7 @@ import torch
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
 from onlstm_cli.induction.span_parser import SpanParser, cky, split_heights, trainable_spans
-from onlstm_cli.induction.trees import build_tree, tree_spans
+from onlstm_cli.trees import build_tree, tree_spans
 
 
 def all_binary_span_sets(i: int, j: int):
@@ -165,7 +165,8 @@ def test_train_teacher_refuses_a_language_models_checkpoint(runner, model, tiny_
 
 
 def test_a_damaged_span_parser_is_a_one_line_error(student_path, tmp_path):
-    from onlstm_cli.modelfile import ModelFileError, atomic_save, load_model
+    from onlstm_cli.modelfile import atomic_save, load_model
+    from onlstm_cli.errors import ModelFileError
     archive = torch.load(student_path, weights_only=True)
     archive["span_parser"]["state_dict"].pop("out.weight")
     atomic_save(archive, tmp_path / "bad.onlstm")
@@ -340,7 +341,7 @@ def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny
 
 def test_resume_into_another_run_is_refused_before_the_teachers_parse(student_path, tiny_model_path, tiny_corpus,
                                                                       tmp_path):
-    from onlstm_cli.text.corpus import TrainingError
+    from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.self_training import self_train
     teacher = load_model(tiny_model_path)
@@ -469,7 +470,7 @@ def test_targets_are_an_option_of_the_teachers_span_parser_only(runner, tiny_cor
 
 
 def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tmp_path):
-    from onlstm_cli.text.corpus import TrainingError
+    from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.self_training import check_resumable, run_identity
     teacher = load_model(tiny_model_path)

@@ -26,7 +26,8 @@ from onlstm_cli.text.corpus import (
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.lm.run_checks import token_file_path
-from onlstm_cli.lm.train import TrainConfig, TrainingError, TrainResult, checkpoint_path, text_perplexity, train_model
+from onlstm_cli.lm.train import TrainConfig, TrainResult, checkpoint_path, text_perplexity, train_model
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.lm.train_report import duration_text, estimate_line, run_eta
 from onlstm_cli.text.vocab import Tokenizer
 
@@ -252,7 +253,7 @@ def test_resume_with_another_batch_size_is_refused(corpus, tmp_path):
 def test_resume_from_a_model_file_is_refused(corpus, tmp_path):
     out = tmp_path / "m.onlstm"
     train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), reporter=QuietReporter())
-    from onlstm_cli.modelfile import ModelFileError
+    from onlstm_cli.errors import ModelFileError
     with pytest.raises(ModelFileError):
         train_model(corpus["train"], tmp_path / "n.onlstm", resume=out, reporter=QuietReporter())
 

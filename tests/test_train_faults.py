@@ -14,9 +14,9 @@ import onlstm_cli.lm.run_checks
 import onlstm_cli.lm.train
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli.commands import app
-from onlstm_cli.modelfile import CHECKPOINT_FORMAT, ModelFileError, atomic_save, load_model, read_archive
-from onlstm_cli.lm.train import (Diverged, TrainingError, TrainResult, checkpoint_path, should_average,
-                              train_model)
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
+from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
+from onlstm_cli.lm.train import TrainResult, checkpoint_path, should_average, train_model
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onlstm_cli.induction.trees import (
+from onlstm_cli.trees import (
     balanced,
     baseline_trees,
     build_tree,

@@ -20,9 +20,10 @@ import typer
 
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, ModelConfig, RecipeConfig, SelfTrainConfig,
                                TrainConfig, voter_weight)
-from onlstm_cli.errors import OnlstmError
+from onlstm_cli.errors import OnlstmError, UserError
 from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.help_format import PlainGroup
+from onlstm_cli.console import stdout_closed, stdout_console
 from onlstm_cli.text.input_lines import read_input_batches
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=PlainGroup,
@@ -42,10 +43,6 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
     """Unsupervised constituency trees from Ordered-Neurons LSTM language models."""
 
 
-class UserError(OnlstmError):
-    """Bad command-line input or options."""
-
-
 def err_line(line: str) -> None:
     """A progress line of a long run, on stderr (stdout stays for results)."""
     typer.echo(line, err=True)
@@ -54,36 +51,6 @@ def err_line(line: str) -> None:
 def fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
-
-
-SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what `cat`, `grep` or `yes` end with when the reader goes away
-
-
-def stdout_closed() -> None:
-    """The reader of stdout went away (`onlstm parse big.txt | head -1`): stop quietly, as filters do.
-
-    stdout now points at /dev/null, so the flush at exit finds no broken pipe to complain about (the
-    convention of Python's signal documentation)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing to silence
-        pass
-    raise typer.Exit(SIGPIPE_EXIT)
-
-
-def stdout_console(**options):
-    """A rich Console on stdout that ends like the rest of the CLI when its reader goes away (rich's own
-    ending is exit code 1)."""
-    from rich.console import Console
-
-    class StdoutConsole(Console):
-        def on_broken_pipe(self) -> None:
-            self.quiet = True
-            stdout_closed()
-
-    return StdoutConsole(**options)
 
 
 def friendly_errors(command):
@@ -226,7 +193,8 @@ def train(
     model_config, train_config, lm_options = lm_configs(locals())
 
     from onlstm_cli.lm.distributed import launched_rank
-    from onlstm_cli.lm.train import LineReporter, NullReporter, RankZeroFailed, train_model
+    from onlstm_cli.lm.train import LineReporter, NullReporter, train_model
+    from onlstm_cli.errors import RankZeroFailed
     from onlstm_cli.lm.train_report import RichReporter
 
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
@@ -476,7 +444,8 @@ def parse_output(path: Path | None):
 
 def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_dir: Path | None) -> int:
     """Write each batch's answers to `out` as they come, flushed after each batch; the number of lines refused."""
-    from onlstm_cli.text.formats import TreeTooDeepError, distances_text, to_ascii, to_bracket, to_json, to_rich
+    from onlstm_cli.text.formats import distances_text, to_ascii, to_bracket, to_json, to_rich
+    from onlstm_cli.errors import TreeTooDeepError
     if fmt in (OutputFormat.svg, OutputFormat.html):
         from onlstm_cli.pictures.picture_files import write_pictures
         write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
@@ -555,7 +524,7 @@ def evaluate(
     from onlstm_cli.text.formats import read_gold, read_predicted
     from onlstm_cli.evaluation.metrics import evaluate as score
     from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
-    from onlstm_cli.induction.trees import baseline_trees
+    from onlstm_cli.trees import baseline_trees
 
     if html is not None:
         check_destination(html)  # before the evaluation, which may take minutes

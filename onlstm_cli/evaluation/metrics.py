@@ -6,7 +6,7 @@ from statistics import mean
 from typing import Iterable, Sequence
 
 from onlstm_cli.text.formats import GoldSentence
-from onlstm_cli.induction.trees import Tree, tree_leaves, tree_spans
+from onlstm_cli.trees import Tree, tree_leaves, tree_spans
 
 Span = tuple[int, int]
 

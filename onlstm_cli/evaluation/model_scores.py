@@ -7,7 +7,7 @@ from pathlib import Path
 from onlstm_cli.evaluation.metrics import evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.parser import ModelCache, distances_of_words, resolve_model, sentence_distances
-from onlstm_cli.induction.trees import build_tree
+from onlstm_cli.trees import build_tree
 
 
 def score_model(sentences: list, model: str | None, layer: int | None = None, split: str | None = None,

@@ -12,7 +12,7 @@ def split_note(report: dict) -> str:
 def print_report(report: dict) -> None:
     from rich.table import Table
 
-    from onlstm_cli.cli.commands import stdout_console  # its console ends quietly when the reader of stdout goes away
+    from onlstm_cli.console import stdout_console  # its console ends quietly when the reader of stdout goes away
     console = stdout_console()
     if not console.is_terminal:
         console = stdout_console(width=160)  # a table in a file or pipe should not wrap at 80 columns

@@ -13,9 +13,10 @@ from itertools import islice
 from pathlib import Path
 
 from onlstm_cli.text.coverage import COVERAGE_SAMPLE, coverage_warning
-from onlstm_cli.induction.parser import (BUNDLED_MODELS, ModelCache, ParsedSentence, ParseError, parse_lines,
-                                         resolve_model, without_controls)
-from onlstm_cli.induction.trees import SPLIT_RULES
+from onlstm_cli.induction.parser import (BUNDLED_MODELS, ModelCache, ParsedSentence, parse_lines, resolve_model,
+                                         without_controls)
+from onlstm_cli.errors import ParseError
+from onlstm_cli.trees import SPLIT_RULES
 
 Sentence = str | Sequence[str]  # a line of text, or its tokens
 BLOCK = 2048  # lines parsed as one piece when input is plentiful (a file, a full pipe)

@@ -20,13 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
-from onlstm_cli.errors import OnlstmError
+from onlstm_cli.errors import OnlstmError, WorkerError
 
 MAX_JOBS = 256  # more workers than this is a typo, not a machine
-
-
-class WorkerError(OnlstmError):
-    """A parse worker died (killed, out of memory); the parse stops rather than leave lines unanswered."""
 
 
 def usable_cores() -> int:

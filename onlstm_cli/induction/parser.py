@@ -20,18 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from onlstm_cli.errors import OnlstmError
-from onlstm_cli.induction.trees import Tree, build_tree, fold_tree, right_branching
+from onlstm_cli.errors import ParseError
+from onlstm_cli.trees import Tree, build_tree, fold_tree, right_branching
 from onlstm_cli.text.vocab import has_cjk, is_punctuation
 
 # zh: the Chinese span parser self-trained on Chinese ON-LSTMs' trees (zh-st.onlstm, models/zh-st.md), the default for CJK
 # text since its parser runs about as fast as the ON-LSTM alone (benchmarks/README.md); zh-lm: that ON-LSTM.
 # zh-st stays as a name for the same file.
 BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh-st.onlstm", "zh-lm": "zh.onlstm", "zh-st": "zh-st.onlstm"}
-
-
-class ParseError(OnlstmError):
-    """A problem with parse input or options; the message is one line for the user."""
 
 
 @functools.lru_cache(maxsize=None)

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
-from onlstm_cli.text.corpus import TrainingError
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
 from onlstm_cli.induction import side_by_side

@@ -22,14 +22,15 @@ from onlstm_cli import __version__
 from onlstm_cli.config import AUTO, SelfTrainConfig, SpanParserConfig
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.text.coverage import coverage_warning
-from onlstm_cli.text.corpus import TrainingError, read_corpus
+from onlstm_cli.text.corpus import read_corpus
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
 from onlstm_cli.induction.parser import sentence_distances, split_rule
 from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
 from onlstm_cli.induction.span_parser import SpanParser, cky, padded, trainable_spans
-from onlstm_cli.lm.train import StopSignals
-from onlstm_cli.induction.trees import build_tree, tree_spans
+from onlstm_cli.signals import StopSignals
+from onlstm_cli.trees import build_tree, tree_spans
 
 
 @dataclass

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.induction.parallel import usable_cores
-from onlstm_cli.lm.train import LineReporter, StopSignals, train_model
+from onlstm_cli.lm.train import LineReporter, train_model
+from onlstm_cli.signals import StopSignals
 
 
 def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> int:

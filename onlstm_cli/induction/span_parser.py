@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from onlstm_cli import fast
 from onlstm_cli.config import SpanParserConfig
-from onlstm_cli.induction.trees import Tree, fold_tree
+from onlstm_cli.trees import Tree, fold_tree
 
 # CKY takes time n³ and memory n²: a sentence longer than this is parsed by the file's ON-LSTM instead
 # (parser.py), in time and memory linear in its length. Real sentences are far shorter (PTB's longest: 141).

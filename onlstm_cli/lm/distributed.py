@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from onlstm_cli.text.corpus import TrainingError
+from onlstm_cli.errors import RankZeroFailed, TrainingError
 
 # While rank 0 counts the corpus and each machine writes its token file, the other processes wait in a
 # collective; torch's default timeout (10 minutes with NCCL) would end a run on a large corpus there.
@@ -29,11 +29,6 @@ SETUP_TIMEOUT = datetime.timedelta(hours=6)
 # rank, so a peer that is minutes late is frozen, stopped (SIGSTOP, a debugger) or cut off.
 COLLECTIVE_TIMEOUT_VARIABLE = "ONLSTM_COLLECTIVE_TIMEOUT"
 DEFAULT_COLLECTIVE_TIMEOUT = 300.0  # seconds
-
-
-class RankZeroFailed(TrainingError):
-    """Raised on the other ranks where the run could not be set up (rank 0 reports why), so that they exit
-    instead of waiting for it, and say nothing."""
 
 
 def collective_timeout() -> float:

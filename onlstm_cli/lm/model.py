@@ -14,11 +14,7 @@ import torch.nn.functional as F
 from onlstm_cli import fast
 from onlstm_cli.lm.cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
 from onlstm_cli.config import ModelConfig
-from onlstm_cli.errors import OnlstmError
-
-
-class DeviceError(OnlstmError, ValueError):
-    """An unusable --device; the message is one line for the user."""
+from onlstm_cli.errors import DeviceError
 
 
 def resolve_device(name: str) -> torch.device:

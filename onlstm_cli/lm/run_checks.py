@@ -9,8 +9,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from onlstm_cli.text.corpus import TrainingError
-from onlstm_cli.modelfile import ModelFileError, read_archive, stale_temp_files, write_failure
+from onlstm_cli.errors import ModelFileError, TrainingError
+from onlstm_cli.modelfile import read_archive, stale_temp_files, write_failure
 
 
 def checkpoint_path(out: str | Path) -> Path:

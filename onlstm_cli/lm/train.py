@@ -16,7 +16,6 @@ import gc
 import math
 import random
 import signal
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,19 +24,21 @@ from typing import NamedTuple
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
+from onlstm_cli.errors import Diverged, RankZeroFailed, TrainingError
 from onlstm_cli.config import TrainConfig
-from onlstm_cli.text.corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, TrainingError, batchify,
-                                    read_corpus, token_stream)
-from onlstm_cli.lm.distributed import Group, RankZeroFailed, lost_peer, process_group
+from onlstm_cli.text.corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, batchify, read_corpus,
+                                    token_stream)
+from onlstm_cli.lm.distributed import Group, lost_peer, process_group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from onlstm_cli.lm.run_files import RunFiles
 from onlstm_cli.lm.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
 from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
+from onlstm_cli.signals import StopSignals
 from onlstm_cli.lm.train_setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.text.vocab import Tokenizer
-from onlstm_cli.induction.trees import SPLIT_RULES
+from onlstm_cli.trees import SPLIT_RULES
 
-__all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "StopSignals", "TrainResult", "train_model"]
+__all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainResult", "train_model"]
 
 OPTIMIZERS = ("sgd", "ntasgd", "adam")
 ESTIMATE_STEPS = 20  # steps timed before the run's length is estimated (the first ones warm kernels up)
@@ -78,40 +79,12 @@ class TrainResult:
         return f"{why}, so the model is {latest}not chosen by validation; model: {self.out}"
 
 
-class Diverged(TrainingError):
-    """Training met a loss or gradient that is not finite in too many steps in a row."""
-
-
 class Decision(NamedTuple):
     """The end of a step, the same on every rank."""
     loss: float                     # the step's loss, averaged over the ranks
     interrupted: bool
     time_up: bool
     checkpoint_due: bool
-
-
-class StopSignals:
-    """Ctrl-C (SIGINT) and SIGTERM (`kill`, `timeout`, a job scheduler, torchrun passing a Ctrl-C on) ask
-    training to stop after its current step: the ranks agree on it (see Trainer.agree) and write a
-    checkpoint, where an exception at a random point could leave the others waiting in a collective.
-    Handlers can only be set in the main thread; elsewhere nothing is caught."""
-
-    def __init__(self):
-        self.caught = 0  # the signal number, 0 while none came
-        self.previous = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self.catch)
-        return self
-
-    def catch(self, signum, frame):
-        self.caught = signum
-
-    def __exit__(self, *exc):
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def detach(state):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli.text.corpus import (TokenColumns, TrainingError, batchify, corpus_token_file, count_words, rank_columns,
-                     read_corpus, token_stream)
+from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, rank_columns,
+                                    read_corpus, token_stream)
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.lm.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive

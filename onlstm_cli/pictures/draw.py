@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Union
 
-from onlstm_cli.induction.trees import Tree, fold_tree
+from onlstm_cli.trees import Tree, fold_tree
 
 # Latin from the system's UI font; CJK from the first of these that the machine has (Linux, macOS, Windows).
 # Without any of them a browser draws Chinese as empty boxes: the CLI warns then (picture_files.py).

@@ -19,13 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
-from onlstm_cli.errors import OnlstmError
+from onlstm_cli.errors import PictureFileError
 
 PathLike = Union[str, Path]
-
-
-class PictureFileError(OnlstmError):
-    """A picture or page could not be written where asked."""
 
 
 def _why(e: OSError) -> str:

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 
 from onlstm_cli.pictures.draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture,
                                      sentence_svg, text_width)
-from onlstm_cli.induction.trees import Tree, tree_spans
+from onlstm_cli.trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
 BASELINE_SYSTEMS = ("right-branching", "left-branching", "balanced", "random")

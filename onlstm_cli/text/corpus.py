@@ -20,14 +20,10 @@ import numpy as np
 import torch
 
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ  # noqa: F401  (re-exported for train.py)
-from onlstm_cli.errors import OnlstmError
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.text.vocab import Tokenizer, Vocabulary, is_punctuation
 
 TOKEN_FILE_MAGIC = b"onlstm-tokens 1 "
-
-
-class TrainingError(OnlstmError):
-    """A problem with the training input or options; the message is one line for the user."""
 
 
 def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = False,

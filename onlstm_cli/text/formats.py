@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import rich.text
 import rich.tree
 
-from onlstm_cli.errors import OnlstmError
-from onlstm_cli.induction.trees import Tree, fold_tree, tree_leaves
+from onlstm_cli.errors import GoldFormatError, TreeTooDeepError
+from onlstm_cli.trees import Tree, fold_tree, tree_leaves
 
 if TYPE_CHECKING:  # nltk is imported where it is used: it costs a quarter of a second at start-up
     import nltk
@@ -32,10 +32,6 @@ WORD_TAGS = frozenset({
     "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB",
 })
 TRACE_TAG = "-NONE-"
-
-
-class GoldFormatError(OnlstmError, ValueError):
-    """A gold or predicted tree file that cannot be read; the message names file and line."""
 
 
 @dataclass
@@ -115,10 +111,6 @@ def to_nltk(tree: Tree) -> nltk.Tree:
         return nltk.Tree("S", [nltk.Tree("X", [tree])])
     return fold_tree(tree, lambda word: nltk.Tree("X", [word]),
                      lambda children: nltk.Tree("S", children))
-
-
-class TreeTooDeepError(OnlstmError):
-    """A tree nested deeper than nltk's drawing can go; the message says which formats can show it."""
 
 
 def tree_depth(tree: Tree) -> int:

@@ -5,11 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from onlstm_cli.errors import OnlstmError
-
-
-class InputError(OnlstmError):
-    """Input that cannot be read (a missing file, text that is not UTF-8); one line for the user."""
+from onlstm_cli.errors import InputError
 
 
 # How long stdin may stay quiet before the lines read so far are parsed and answered: short enough that a
