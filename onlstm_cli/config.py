@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass
 
 DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> included
 DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
+# the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
+MASTER_INPUT_RULES = ("paper", "symmetric")
 
 
 @dataclass

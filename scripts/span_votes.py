@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from onlstm_cli.text.formats import read_gold  # noqa: E402
+from onlstm_cli.text.treebanks import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
 from onlstm_cli.induction.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402

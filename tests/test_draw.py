@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from onlstm_cli.pictures.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
-                             split_order, write_svgs)
+                                      split_order)
+from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.pictures.report_page import choose_examples, report_html, tree_from_spans
-from onlstm_cli.text.formats import read_gold
+from onlstm_cli.text.treebanks import read_gold
 from onlstm_cli.evaluation.metrics import evaluate
 from onlstm_cli.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
 

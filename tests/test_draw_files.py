@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FIXTURES
 from onlstm_cli.pictures import picture_files
-from onlstm_cli.pictures.draw import write_svgs
+from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.trees import build_tree
 from test_cli import run  # the CLI through typer's runner, never a traceback

@@ -450,10 +450,11 @@ def test_choosing_a_backend_draws_nothing_from_torchs_random_stream():
     chosen before or after the seed was set."""
     from conftest import forget_backend_probes
     from onlstm_cli.fast import span
+    from onlstm_cli.induction.span_parser import cky
     probes = forget_backend_probes()
     torch.manual_seed(5)
     fast.select("cpu", torch.float32)
-    span.c_span_works()
+    span.c_span_works(cky)
     after_probes = torch.rand(4)
     torch.manual_seed(5)
     assert torch.equal(after_probes, torch.rand(4))

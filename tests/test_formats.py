@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from onlstm_cli.text.formats import (from_bracket, read_gold, read_predicted, to_ascii, to_bracket, to_json,
-                                     to_nltk, to_rich)
+from onlstm_cli.text.formats import from_bracket, to_ascii, to_bracket, to_json, to_nltk, to_rich
+from onlstm_cli.text.treebanks import read_gold, read_predicted
 from onlstm_cli.errors import GoldFormatError, TreeTooDeepError
 from onlstm_cli.trees import build_tree, right_branching, tree_leaves
 

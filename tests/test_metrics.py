@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.text.formats import read_gold
+from onlstm_cli.text.treebanks import read_gold
 from onlstm_cli.evaluation.metrics import (
     best_binary_f1,
     corpus_f1,

@@ -521,7 +521,7 @@ def evaluate(
     """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
     import json
 
-    from onlstm_cli.text.formats import read_gold, read_predicted
+    from onlstm_cli.text.treebanks import read_gold, read_predicted
     from onlstm_cli.evaluation.metrics import evaluate as score
     from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
     from onlstm_cli.trees import baseline_trees

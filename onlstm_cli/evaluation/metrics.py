@@ -5,7 +5,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Iterable, Sequence
 
-from onlstm_cli.text.formats import GoldSentence
+from onlstm_cli.text.gold import GoldSentence
 from onlstm_cli.trees import Tree, tree_leaves, tree_spans
 
 Span = tuple[int, int]

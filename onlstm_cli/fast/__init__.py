@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from onlstm_cli.lm.cell import MASTER_INPUT_RULES
+from onlstm_cli.config import MASTER_INPUT_RULES
 from onlstm_cli.fast import ckernel, onednn
 from onlstm_cli.fast.onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
 from onlstm_cli.fast.recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer

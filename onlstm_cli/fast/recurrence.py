@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from onlstm_cli.lm.cell import MASTER_INPUT_RULES
+from onlstm_cli.config import MASTER_INPUT_RULES
 from onlstm_cli.fast import ckernel
 from onlstm_cli.fast.onednn import step_linear, step_weight, weight_grad
 from onlstm_cli.fast.shared_backward import next_dh

@@ -5,6 +5,7 @@ find the same tree (probed once, as the cell is)."""
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import torch
 
@@ -16,13 +17,15 @@ TORCH_BLOCK_ENTRIES = 1 << 22
 
 
 def span_trees(fenceposts: torch.Tensor, lengths: list[int], bias: torch.Tensor, weight: torch.Tensor,
-               out_bias: float) -> list[list[int]]:
+               out_bias: float, cky: Callable) -> list[list[int]]:
     """The split heights of each sentence's best tree: fenceposts (B, ≥ n + 1, width) are the fenceposts'
-    first-layer activations g, a span i…j scores weight · relu(g_j − g_i + bias) + out_bias."""
+    first-layer activations g, a span i…j scores weight · relu(g_j − g_i + bias) + out_bias. `cky` is the
+    span parser's own CKY (span/model.py), which the torch path runs and the C kernel is checked against:
+    the backend is given the definition instead of reaching up for it."""
     fenceposts = fenceposts.detach().float().cpu().contiguous()
     bias, weight = bias.detach().float().cpu().contiguous(), weight.detach().float().cpu().contiguous().view(-1)
-    if not c_span_works():
-        return _torch_trees(fenceposts, lengths, bias, weight, out_bias)
+    if not c_span_works(cky):
+        return _torch_trees(fenceposts, lengths, bias, weight, out_bias, cky)
     return _c_trees(ckernel.load(), fenceposts, lengths, bias, weight, out_bias)
 
 
@@ -32,8 +35,7 @@ def _c_trees(kernel, fenceposts, lengths, bias, weight, out_bias) -> list[list[i
             for b, n in enumerate(lengths)]
 
 
-def _torch_trees(fenceposts, lengths, bias, weight, out_bias) -> list[list[int]]:
-    from onlstm_cli.induction.span_parser import cky
+def _torch_trees(fenceposts, lengths, bias, weight, out_bias, cky) -> list[list[int]]:
     trees: list[list[int]] = []
     start = 0
     while start < len(lengths):
@@ -60,8 +62,8 @@ def _torch_scores(g: torch.Tensor, bias, weight, out_bias) -> torch.Tensor:
 
 
 @functools.lru_cache(maxsize=None)
-def c_span_works() -> bool:
-    """Whether the C kernel is built and finds the torch path's trees on random scores (probed once)."""
+def c_span_works(cky: Callable) -> bool:
+    """Whether the C kernel is built and finds the torch path's trees (by `cky`) on random scores (probed once)."""
     kernel = ckernel.load()
     if kernel is None:
         return False
@@ -69,5 +71,5 @@ def c_span_works() -> bool:
     lengths = [2, 5, 9, 1]
     fenceposts = torch.randn(len(lengths), 10, 7, generator=g)
     bias, weight = torch.randn(7, generator=g), torch.randn(7, generator=g)
-    return _torch_trees(fenceposts, lengths, bias, weight, 0.5) == _c_trees(kernel, fenceposts, lengths, bias,
+    return _torch_trees(fenceposts, lengths, bias, weight, 0.5, cky) == _c_trees(kernel, fenceposts, lengths, bias,
                                                                              weight, 0.5)

@@ -164,7 +164,7 @@ def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, bat
         ids, lengths = padded(ids_of, batch, eos_id)
         fenceposts = parser.fenceposts(ids.to(device), lengths.to(device))
         for k, heights in zip(batch, fast.span_trees(fenceposts, lengths.tolist(), parser.bias, out_weight,
-                                                     out_bias)):
+                                                     out_bias, cky)):
             results[k] = heights
 
     list(map_batches(run, [order[start:start + batch_size] for start in range(0, len(order), batch_size)]))

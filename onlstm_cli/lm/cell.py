@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-MASTER_INPUT_RULES = ("paper", "symmetric")
+from onlstm_cli.config import MASTER_INPUT_RULES
 
 
 def cumax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:

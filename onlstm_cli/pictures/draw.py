@@ -25,7 +25,6 @@ import html
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from onlstm_cli.trees import Tree, fold_tree
@@ -361,37 +360,11 @@ def numbered(parsed: Iterable, start: int = 1,
         yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances, kind)
 
 
-def _as_item(item: SentenceLike) -> NumberedSentence:
+def as_item(item: SentenceLike) -> NumberedSentence:
     if isinstance(item, NumberedSentence):
         return item
     line, tokens, tree, distances = item
     return NumberedSentence(line, list(tokens), tree, distances)
-
-
-def svg_file_name(line: int) -> str:
-    """The --out-dir file name of an input line: line-000001.svg."""
-    return f"line-{line:06d}.svg"
-
-
-def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list[Path]:
-    """Write one SVG file per sentence into out_dir (created if missing), named by line number.
-
-    Items are NumberedSentence or (line, tokens, tree, distances); empty lines get no file.
-    Each file is written whole or not at all, never through a link (picture_files.write_text_atomic).
-    Returns the paths written, in input order.
-    """
-    from onlstm_cli.pictures.picture_files import prepare_out_dir, write_text_atomic
-
-    out_dir = prepare_out_dir(out_dir)  # before the first sentence is parsed: items may be a lazy parse
-    written = []
-    for item in map(_as_item, items):
-        if not item.tokens:
-            continue
-        path = out_dir / svg_file_name(item.line)
-        write_text_atomic(path, sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}",
-                                             bars=item.bars) + "\n")
-        written.append(path)
-    return written
 
 
 PAGE_CSS = f"""
@@ -495,7 +468,7 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
 
     sections: list[str] = []
     shown = left_out = 0
-    for item in map(_as_item, items):
+    for item in map(as_item, items):
         if shown >= max_sentences:
             left_out += 1
             continue

@@ -5,7 +5,7 @@ Files go through modelfile.atomic_file, the project's one atomic writer: a tempo
 destination, renamed over it. The rename replaces a symbolic link at the destination instead of writing
 through it, so a link planted among the pictures (`D/line-000001.svg -> ~/precious`) never redirects a
 write; a full disk or a killed process leaves the old file, or none, never a half-written or empty one.
-Only the standard library is imported at import time (`onlstm_cli.pictures.draw` uses this module); modelfile
+Only the standard library and draw.py are imported at import time; modelfile
 (torch) is imported when a file is written.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
 from onlstm_cli.errors import PictureFileError
+from onlstm_cli.pictures.draw import SentenceLike, as_item, sentence_svg
 
 PathLike = Union[str, Path]
 
@@ -136,7 +137,7 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
     one SVG a line on `out`, one file a sentence in out_dir, or (html) one page on `out`."""
     from itertools import chain
 
-    from onlstm_cli.pictures.draw import html_page, numbered, sentence_svg, write_svgs
+    from onlstm_cli.pictures.draw import html_page, numbered, sentence_svg
 
     bars = bars_kind(parser)
     batches = watched(batches)
@@ -156,3 +157,27 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
             out.write(("" if sentence.tree is None else sentence_svg(
                 sentence.tokens, sentence.tree, sentence.distances, bars=bars(sentence.model))) + "\n")
         out.flush()
+
+
+def svg_file_name(line: int) -> str:
+    """The --out-dir file name of an input line: line-000001.svg."""
+    return f"line-{line:06d}.svg"
+
+
+def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list[Path]:
+    """Write one SVG file per sentence into out_dir (created if missing), named by line number.
+
+    Items are NumberedSentence or (line, tokens, tree, distances); empty lines get no file.
+    Each file is written whole or not at all, never through a link (picture_files.write_text_atomic).
+    Returns the paths written, in input order.
+    """
+    out_dir = prepare_out_dir(out_dir)  # before the first sentence is parsed: items may be a lazy parse
+    written = []
+    for item in map(as_item, items):
+        if not item.tokens:
+            continue
+        path = out_dir / svg_file_name(item.line)
+        write_text_atomic(path, sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}",
+                                             bars=item.bars) + "\n")
+        written.append(path)
+    return written

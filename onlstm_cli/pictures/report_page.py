@@ -34,7 +34,7 @@ class ReportExample:
 def tree_from_spans(words: Sequence[str], spans: Iterable[tuple[int, int]]) -> Tree:
     """The (n-ary) tree whose constituents are the given word spans, end exclusive, plus the root.
 
-    Spans of fewer than 2 words and the whole sentence are ignored (formats.GoldSentence.spans leaves
+    Spans of fewer than 2 words and the whole sentence are ignored (gold.GoldSentence.spans leaves
     them out anyway); a span crossing an earlier one is dropped.
     """
     n = len(words)
@@ -73,7 +73,7 @@ def choose_examples(gold: Sequence, trees: Sequence[Tree],
     """A few sentences for the report: the best, the middle and the worst by sentence F1 (for count=3),
     among sentences of min_words..max_words words (all sentences if none are that long).
 
-    gold: formats.GoldSentence list; trees: the system's trees over their words; distances: per
+    gold: gold.GoldSentence list; trees: the system's trees over their words; distances: per
     sentence, the distances the trees were built from (None with --pred).
     """
     from onlstm_cli.evaluation.metrics import sentence_f1

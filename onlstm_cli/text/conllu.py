@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from onlstm_cli.text.formats import GoldSentence
+from onlstm_cli.text.gold import GoldSentence
 from onlstm_cli.errors import GoldFormatError
 
 CONLLU_DROPPED_UPOS = frozenset({"PUNCT"})
