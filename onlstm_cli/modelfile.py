@@ -348,7 +348,7 @@ def check_model_section(archive: dict, where: str) -> None:
 
 def check_span_parser_section(section, vocab_size: int, where: str) -> None:
     from onlstm_cli.config import SpanParserConfig
-    from onlstm_cli.induction import span_parser
+    from onlstm_cli.span import model as span_parser
     if not isinstance(section, dict):
         raise ModelFileError(f"{where}: its span parser is damaged: not a section of the file")
     check_declared_sizes(section, f"{where} (span parser)", r"lstm\.weight_ih_l(\d+)",
@@ -409,7 +409,7 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
 
 def span_parser_from_archive(section, vocab_size: int, path: str):
     from onlstm_cli.config import SpanParserConfig
-    from onlstm_cli.induction.span_parser import SpanParser
+    from onlstm_cli.span.model import SpanParser
     try:
         config = SpanParserConfig(**section["config"])
         parser = SpanParser(config)

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from onlstm_cli.modelfile import atomic_save, load_model, model_archive  # noqa: E402
-from onlstm_cli.lm.train import text_perplexity  # noqa: E402
+from onlstm_cli.lm.perplexity import text_perplexity  # noqa: E402
 
 
 def main() -> None:

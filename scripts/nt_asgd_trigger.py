@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
-from onlstm_cli.lm.train import should_average  # noqa: E402
+from onlstm_cli.training.train import should_average  # noqa: E402
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from onlstm_cli.text.treebanks import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402
+from onlstm_cli.training.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402
                                                 weighing_layer)
 from onlstm_cli.text.corpus import read_corpus  # noqa: E402
 from onlstm_cli.trees import build_tree  # noqa: E402

@@ -450,7 +450,7 @@ def test_choosing_a_backend_draws_nothing_from_torchs_random_stream():
     chosen before or after the seed was set."""
     from conftest import forget_backend_probes
     from onlstm_cli.fast import span
-    from onlstm_cli.induction.span_parser import cky
+    from onlstm_cli.span.model import cky
     probes = forget_backend_probes()
     torch.manual_seed(5)
     fast.select("cpu", torch.float32)

@@ -93,7 +93,7 @@ def test_a_bad_model_is_one_line(bad, runner, tmp_path):
 ])
 def test_info_says_what_weight_the_right_branching_voter_had(meta, shown):
     from onlstm_cli.config import SpanParserConfig
-    from onlstm_cli.induction.span_parser import SpanParser
+    from onlstm_cli.span.model import SpanParser
     from onlstm_cli.info import span_parser_info, span_parser_text
     parser = SpanParser(SpanParserConfig(vocab_size=5, emb_size=4, hidden_size=4, mlp_size=4))
     parser.meta = meta

@@ -407,7 +407,7 @@ def nothing_allocated(monkeypatch):
     """Once called, fails the test if a language model or span parser is built anywhere but on the meta
     device, where shapes take no memory: a hostile file must be refused before its sizes are allocated."""
     import onlstm_cli.modelfile as modelfile
-    import onlstm_cli.induction.span_parser as span_parser
+    import onlstm_cli.span.model as span_parser
 
     def guarded(real):
         def build(config):
@@ -438,7 +438,7 @@ def looped() -> list:
 
 def with_span_parser(archive: dict, **overrides) -> dict:
     from onlstm_cli.config import SpanParserConfig
-    from onlstm_cli.induction.span_parser import SpanParser
+    from onlstm_cli.span.model import SpanParser
     config = SpanParserConfig(vocab_size=len(WORDS) + 2, emb_size=8, hidden_size=6, n_layers=2, mlp_size=5)
     section = {"config": config.to_dict(), "state_dict": dict(SpanParser(config).state_dict()), "meta": {}}
     section["config"].update(overrides)

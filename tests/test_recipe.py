@@ -116,7 +116,7 @@ def test_the_recipe_holds_out_validation_lines_when_none_are_given(finished, cor
 
 
 def test_the_held_out_split_keeps_every_line_as_written_and_skips_blank_ones(tmp_path):
-    from onlstm_cli.induction.recipe import held_out_split
+    from onlstm_cli.training.recipe import held_out_split
     corpus = tmp_path / "raw.txt"
     lines = [f"sentence number {k} ." for k in range(45)]
     lines[7] = "caf\xe9 bytes ."  # not UTF-8: replaced, as the line count reads it, not a failure here
@@ -174,7 +174,7 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
     training and the most the stage and the whole recipe can still take (here: a budget of 60 s). Each record
     saved as a model ends holds the stage's time so far, so a kill -9 later loses none of it."""
     from onlstm_cli.config import TrainConfig
-    from onlstm_cli.induction.recipe import RecipeState, run_recipe
+    from onlstm_cli.training.recipe import RecipeState, run_recipe
     from onlstm_cli.text.vocab import Tokenizer
     said, saved = [], []
     save = RecipeState.save
@@ -233,7 +233,7 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
 
 @pytest.mark.parametrize("damage", ["not json", "too large"])
 def test_a_damaged_or_oversized_recipe_record_is_refused_in_one_line(tmp_path, corpus, damage):
-    from onlstm_cli.induction.recipe import MAX_RECORD_BYTES
+    from onlstm_cli.training.recipe import MAX_RECORD_BYTES
     out = tmp_path / "d.onlstm"
     record = tmp_path / "d.onlstm.recipe.json"
     if damage == "not json":
@@ -383,7 +383,7 @@ def teacher_records(*ppls):
 def test_a_language_model_far_above_the_median_perplexity_does_not_vote(ppls, ratio, left_out):
     import statistics
 
-    from onlstm_cli.induction.recipe import voting_teachers
+    from onlstm_cli.training.recipe import voting_teachers
     teachers = teacher_records(*ppls)
     voting, out, median = voting_teachers(list(reversed(teachers)), ratio)
     assert [t["seed"] for t in out] == left_out
@@ -487,7 +487,7 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
 def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
     """print() writes a line and its newline in two calls: another process's line between them must not be glued
     to it, so each line reaches the shared stderr in one write, with its seed in front."""
-    from onlstm_cli.induction.side_by_side import _SeedStream
+    from onlstm_cli.training.side_by_side import _SeedStream
 
     class Recorder:
         def __init__(self):
@@ -512,7 +512,7 @@ def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
 
 
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):
-    from onlstm_cli.induction import side_by_side
+    from onlstm_cli.training import side_by_side
     monkeypatch.setattr(side_by_side, "usable_cores", lambda: 8)
     assert side_by_side.slots(3, None, "cpu", None) == 3      # one a core, at most K
     assert side_by_side.slots(3, 2, "cpu", None) == 2         # one a thread of --threads

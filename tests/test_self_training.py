@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
-from onlstm_cli.induction.span_parser import SpanParser, cky, split_heights, trainable_spans
+from onlstm_cli.span.model import SpanParser, cky, split_heights, trainable_spans
 from onlstm_cli.trees import build_tree, tree_spans
 
 
@@ -65,7 +65,7 @@ def test_span_scores_of_a_sentence_do_not_depend_on_the_batch_padding():
 @pytest.fixture(scope="module")
 def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     out = tmp_path_factory.mktemp("student") / "student.onlstm"
     self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"],
                SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=16,
@@ -127,7 +127,7 @@ def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(stude
 
 def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     config = SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=8,
                               mlp_size=8)
     out = tmp_path / "s.onlstm"
@@ -199,7 +199,7 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
 def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import teacher_spans
+    from onlstm_cli.training.self_training import teacher_spans
     first, second = load_model(tiny_model_path), load_model(tiny_model_path)
     second.parse_layer = 3  # another tree for many sentences
     sentences = read_corpus(tiny_corpus["valid"], first.tokenizer)
@@ -329,7 +329,7 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
 
 def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
@@ -343,7 +343,7 @@ def test_resume_into_another_run_is_refused_before_the_teachers_parse(student_pa
                                                                       tmp_path):
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
     lines = []
@@ -380,7 +380,7 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
 def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.parser import sentence_distances
-    from onlstm_cli.induction.self_training import teacher_spans
+    from onlstm_cli.training.self_training import teacher_spans
     student = load_model(student_path)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]
     own = sentence_distances(student, sentences)  # the span parser's split heights
@@ -392,7 +392,7 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
 
 
 def test_the_auto_right_branching_weight_follows_the_teachers_agreement_with_each_shape():
-    from onlstm_cli.induction.self_training import auto_weight, left_branching_spans, right_branching_spans
+    from onlstm_cli.training.self_training import auto_weight, left_branching_spans, right_branching_spans
     lengths = [4, 6, 9]
     right = [right_branching_spans(n) for n in lengths]
     left = [left_branching_spans(n) for n in lengths]
@@ -427,7 +427,7 @@ def test_a_voter_weight_that_is_not_one_is_refused(given):
 
 def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import votes_of
+    from onlstm_cli.training.self_training import votes_of
     chinese = tmp_path / "zh.txt"
     chinese.write_text("我们 都 爱 和平 。\n他 喜欢 北京 。\n" * 5, encoding="utf-8")
     lines = []
@@ -438,7 +438,7 @@ def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, 
 def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
     """--targets tree: each sentence's target is the binary tree whose spans' (share − ½) sum highest, every
     one of its spans 1; sentences of several lengths in batches smaller than the corpus."""
-    from onlstm_cli.induction.self_training import consensus_targets, vote
+    from onlstm_cli.training.self_training import consensus_targets, vote
     rng = random.Random(7)
     lengths = [6, 3, 5, 1, 6, 4]
     trees = [[set(rng.choice(list(all_binary_span_sets(0, n)))) - {(0, n)} for n in lengths] for _ in range(3)]
@@ -455,7 +455,7 @@ def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
 
 
 def test_consensus_targets_drop_a_minority_teachers_spans():
-    from onlstm_cli.induction.self_training import consensus_targets, vote
+    from onlstm_cli.training.self_training import consensus_targets, vote
     majority, minority = {(0, 2), (2, 5), (3, 5)}, {(1, 5), (1, 4), (2, 4)}
     targets = consensus_targets(vote([[majority], [majority], [minority]], [5]), [5])
     assert targets == [dict.fromkeys(majority, 1.0)]
@@ -472,7 +472,7 @@ def test_targets_are_an_option_of_the_teachers_span_parser_only(runner, tiny_cor
 def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import check_resumable, run_identity
+    from onlstm_cli.training.self_training import check_resumable, run_identity
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
 
@@ -487,7 +487,7 @@ def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tm
 def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import layer_trees, teacher_trees
+    from onlstm_cli.training.self_training import layer_trees, teacher_trees
     teacher = load_model(tiny_model_path)
     sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
     by_layer = layer_trees(teacher, sentences, (1, 2, 3))
@@ -499,7 +499,7 @@ def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corp
 
 def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
@@ -517,7 +517,7 @@ def test_the_extra_voting_layers_lie_above_the_parse_layer_else_below_it():
     """A model that parses with its top layer (the Chinese ones) votes with the layers under it instead of
     with that one alone; --teacher-layers overrides either."""
     from types import SimpleNamespace
-    from onlstm_cli.induction.self_training import voting_layers, weighing_layer
+    from onlstm_cli.training.self_training import voting_layers, weighing_layer
 
     def teacher(parse_layer: int, n_layers: int = 3):
         return SimpleNamespace(parse_layer=parse_layer, config=SimpleNamespace(n_layers=n_layers))
@@ -541,8 +541,8 @@ def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alon
     every voter, the less alike layers and the doubled K made a Portuguese consensus the right-branching tree.
     The layers' trees are shaped here (the parse layer branches right, layer 3 left) so that the two readings
     differ on any machine; a tiny model's own trees may give both readings the same weight."""
-    from onlstm_cli.induction import self_training
-    from onlstm_cli.induction.self_training import (auto_weight, left_branching_spans, right_branching_spans,
+    from onlstm_cli.training import self_training
+    from onlstm_cli.training.self_training import (auto_weight, left_branching_spans, right_branching_spans,
                                                     votes_of)
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_corpus

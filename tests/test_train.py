@@ -25,10 +25,11 @@ from onlstm_cli.text.corpus import (
 )
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.lm.run_checks import token_file_path
-from onlstm_cli.lm.train import TrainConfig, TrainResult, checkpoint_path, text_perplexity, train_model
+from onlstm_cli.training.run_checks import token_file_path
+from onlstm_cli.lm.perplexity import text_perplexity
+from onlstm_cli.training.train import TrainConfig, TrainResult, checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.lm.train_report import duration_text, estimate_line, run_eta
+from onlstm_cli.training.train_report import duration_text, estimate_line, run_eta
 from onlstm_cli.text.vocab import Tokenizer
 
 
@@ -105,16 +106,16 @@ def test_the_ranks_columns_are_those_of_one_process_with_the_global_batch():
 
 
 def test_the_training_text_is_never_read_whole(corpus, tmp_path, monkeypatch):
+    import onlstm_cli.lm.perplexity
     import onlstm_cli.text.corpus
-    import onlstm_cli.lm.train
-    import onlstm_cli.lm.train_setup
+    import onlstm_cli.training.train_setup
     whole = onlstm_cli.text.corpus.read_corpus
 
     def read_small_text(path, *args, **kwargs):
         assert path != corpus["train"], "the training text was read into memory"
         return whole(path, *args, **kwargs)
 
-    for module in (onlstm_cli.text.corpus, onlstm_cli.lm.train, onlstm_cli.lm.train_setup):
+    for module in (onlstm_cli.text.corpus, onlstm_cli.lm.perplexity, onlstm_cli.training.train_setup):
         monkeypatch.setattr(module, "read_corpus", read_small_text)
     out = tmp_path / "m.onlstm"
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(), valid=corpus["valid"],
@@ -427,7 +428,7 @@ def test_loss_log_has_a_line_per_step(corpus, tmp_path):
 
 def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     """`onlstm train CORPUS` without options trains with ModelConfig's and TrainConfig's defaults."""
-    import onlstm_cli.lm.train
+    import onlstm_cli.training.train
     from onlstm_cli.cli.commands import app
     seen = {}
 
@@ -435,7 +436,7 @@ def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
         seen.update(model_config=model_config, train_config=train_config, **kwargs)
         return TrainResult(str(out), str(checkpoint_path(out)), 1.0, None)
 
-    monkeypatch.setattr(onlstm_cli.lm.train, "train_model", fake_train_model)
+    monkeypatch.setattr(onlstm_cli.training.train, "train_model", fake_train_model)
     result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm")])
     assert result.exit_code == 0, result.output
     model_defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"}
@@ -560,7 +561,7 @@ def test_run_eta_and_the_estimate_line():
 
 def test_a_progress_line_gives_the_eta_of_the_run_and_of_the_epoch():
     import io
-    from onlstm_cli.lm.train import LineReporter
+    from onlstm_cli.training.train import LineReporter
     reporter = LineReporter(io.StringIO(), every_s=0)
     reporter.start_epoch(2, 800_000)
     reporter.progress(2, 200_000, 4.5, 3000.0, 3000.0)  # 600,000 tokens left in the epoch at 3000 tokens/s
@@ -583,7 +584,7 @@ def test_the_end_summary_says_what_the_model_file_is(tmp_path):
 
 def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, monkeypatch):
     from onlstm_cli.cli.commands import app
-    from onlstm_cli.lm.train import LineReporter
+    from onlstm_cli.training.train import LineReporter
 
     def terminated(self, *args):
         os.kill(os.getpid(), signal.SIGTERM)
@@ -603,8 +604,8 @@ def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, 
 def test_no_function_of_the_training_loop_is_long():
     """Issue 24: the loop reads as small steps; train.py stays short."""
     import ast
-    import onlstm_cli.lm.train
-    source = Path(onlstm_cli.lm.train.__file__).read_text(encoding="utf-8")
+    import onlstm_cli.training.train
+    source = Path(onlstm_cli.training.train.__file__).read_text(encoding="utf-8")
     assert len(source.splitlines()) < 600
     long = [node.name for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 80]

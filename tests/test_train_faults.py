@@ -10,13 +10,13 @@ import torch
 from typer.testing import CliRunner
 
 import onlstm_cli.modelfile as modelfile
-import onlstm_cli.lm.run_checks
-import onlstm_cli.lm.train
+import onlstm_cli.training.run_checks
+import onlstm_cli.training.train
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli.commands import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
 from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
-from onlstm_cli.lm.train import TrainResult, checkpoint_path, should_average, train_model
+from onlstm_cli.training.train import TrainResult, checkpoint_path, should_average, train_model
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_a_step_with_a_gradient_that_is_not_finite_is_skipped(corpus, tmp_path, 
 
 
 def test_a_validation_perplexity_that_is_not_finite_never_becomes_the_model(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.lm.train, "evaluate_perplexity", lambda *a, **k: float("nan"))
+    monkeypatch.setattr(onlstm_cli.training.train, "evaluate_perplexity", lambda *a, **k: float("nan"))
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=1)
@@ -142,7 +142,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(onlstm_cli.lm.run_checks.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(onlstm_cli.training.run_checks.tempfile, "mkstemp", read_only)
     reporter = QuietReporter()
     with pytest.raises(TrainingError, match="cannot write --out .*: read-only file system"):
         train(corpus, tmp_path / "m.onlstm", reporter)
@@ -152,7 +152,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
 def test_too_little_disk_space_is_refused_before_training(corpus, tmp_path, monkeypatch):
     import collections
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(onlstm_cli.lm.run_checks.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
+    monkeypatch.setattr(onlstm_cli.training.run_checks.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
     with pytest.raises(TrainingError, match="not enough free space"):
         train(corpus, tmp_path / "m.onlstm")
 
@@ -252,7 +252,7 @@ def test_the_non_monotone_trigger():
 
 
 def test_ntasgd_averages_the_weights_once_validation_stalls_and_resumes_averaging(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.lm.train, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
+    monkeypatch.setattr(onlstm_cli.training.train, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=3, optimizer="ntasgd", lr=1.0)
@@ -282,7 +282,7 @@ def test_ntasgd_averages_the_weights_once_validation_stalls_and_resumes_averagin
 
 def run_cli(args, monkeypatch=None, result=None):
     if monkeypatch is not None:
-        monkeypatch.setattr(onlstm_cli.lm.train, "train_model", lambda *a, **k: result)
+        monkeypatch.setattr(onlstm_cli.training.train, "train_model", lambda *a, **k: result)
     return CliRunner().invoke(app, args)
 
 
@@ -302,7 +302,7 @@ def test_the_checkpoint_interval_is_an_option(corpus, tmp_path, monkeypatch):
         Path(out).write_bytes(b"")
         return TrainResult(str(out), str(out) + ".ckpt", 1.0, None)
 
-    monkeypatch.setattr(onlstm_cli.lm.train, "train_model", fake)
+    monkeypatch.setattr(onlstm_cli.training.train, "train_model", fake)
     got = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm"),
                                    "--checkpoint-every", "2m"])
     assert got.exit_code == 0, got.output

@@ -192,16 +192,16 @@ def train(
                                   right_branching, second_round, targets.value, teacher_layers)
     model_config, train_config, lm_options = lm_configs(locals())
 
-    from onlstm_cli.lm.distributed import launched_rank
-    from onlstm_cli.lm.train import LineReporter, NullReporter, train_model
+    from onlstm_cli.training.distributed import launched_rank
+    from onlstm_cli.training.train import LineReporter, NullReporter, train_model
     from onlstm_cli.errors import RankZeroFailed
-    from onlstm_cli.lm.train_report import RichReporter
+    from onlstm_cli.training.train_report import RichReporter
 
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
     with reporter:
         if seeds > 1:
-            from onlstm_cli.induction.recipe import run_recipe
+            from onlstm_cli.training.recipe import run_recipe
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
                                 resume, reporter, log=err_line, side_by_side=side_by_side,
                                 max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
@@ -336,7 +336,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
         import torch
         torch.set_num_threads(threads)
     from onlstm_cli.induction.parser import ModelCache, resolve_model
-    from onlstm_cli.induction.self_training import self_train
+    from onlstm_cli.training.self_training import self_train
     cache = ModelCache("cpu")
     loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,

@@ -37,7 +37,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
         return [build_tree(d[k - 1], s.words, layer_split) for d, s in zip(per_layer, sentences)]
 
     if text:
-        from onlstm_cli.lm.train import text_perplexity
+        from onlstm_cli.lm.perplexity import text_perplexity
         fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
     systems = {}
     if by_span_parser:

@@ -205,7 +205,7 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     for CKY gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
     import torch
 
-    from onlstm_cli.induction.span_parser import MAX_SPAN_WORDS, span_distances, tree_heights
+    from onlstm_cli.span.model import MAX_SPAN_WORDS, span_distances, tree_heights
     vocab = loaded.vocab
     short = [k for k, s in enumerate(sentences) if len(s) <= MAX_SPAN_WORDS]
     results: list = [None] * len(sentences)

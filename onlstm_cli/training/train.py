@@ -26,15 +26,15 @@ from torch.nn.parallel import DistributedDataParallel
 
 from onlstm_cli.errors import Diverged, RankZeroFailed, TrainingError
 from onlstm_cli.config import TrainConfig
-from onlstm_cli.text.corpus import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns, batchify, read_corpus,
-                                    token_stream)
-from onlstm_cli.lm.distributed import Group, lost_peer, process_group
+from onlstm_cli.text.corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns
+from onlstm_cli.training.distributed import Group, lost_peer, process_group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from onlstm_cli.lm.run_files import RunFiles
-from onlstm_cli.lm.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
-from onlstm_cli.lm.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
+from onlstm_cli.training.run_files import RunFiles
+from onlstm_cli.training.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from onlstm_cli.training.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
 from onlstm_cli.signals import StopSignals
-from onlstm_cli.lm.train_setup import Plan, make_plan, training_columns, validation_data
+from onlstm_cli.lm.perplexity import evaluate_perplexity
+from onlstm_cli.training.train_setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.text.vocab import Tokenizer
 from onlstm_cli.trees import SPLIT_RULES
 
@@ -89,31 +89,6 @@ class Decision(NamedTuple):
 
 def detach(state):
     return [(h.detach(), c.detach()) for h, c in state]
-
-
-@torch.no_grad()
-def evaluate_perplexity(model: ONLSTMLanguageModel, data: torch.Tensor, bptt: int) -> float:
-    """Perplexity of a batchified stream, state carried across windows."""
-    model.eval()
-    state, total_loss, total = None, 0.0, 0
-    for i in range(0, data.shape[0] - 1, bptt):
-        seq = min(bptt, data.shape[0] - 1 - i)
-        x, y = data[i:i + seq], data[i + 1:i + 1 + seq]
-        out = model(x, state, targets=y)
-        state = out.state
-        total_loss += out.loss.item() * y.numel()
-        total += y.numel()
-    return math.exp(min(total_loss / max(total, 1), 50.0))
-
-
-def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | None = None) -> float:
-    """A trained model's perplexity on a text, read exactly as its training text and validation were."""
-    data = loaded.meta.get("data", {})
-    batch_size = batch_size or loaded.meta.get("train", {}).get("eval_batch_size", 10)
-    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False),
-                            loaded.config.reverse)
-    stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
-    return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
 
 
 def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.optim.Optimizer:

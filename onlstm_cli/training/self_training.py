@@ -27,8 +27,8 @@ from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
 from onlstm_cli.induction.parser import sentence_distances, split_rule
-from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
-from onlstm_cli.induction.span_parser import SpanParser, cky, padded, trainable_spans
+from onlstm_cli.training.run_checks import check_destination, checkpoint_path
+from onlstm_cli.span.model import SpanParser, cky, padded, trainable_spans
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.trees import build_tree, tree_spans
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.induction.parallel import usable_cores
-from onlstm_cli.lm.train import LineReporter, train_model
+from onlstm_cli.training.train import LineReporter, train_model
 from onlstm_cli.signals import StopSignals
 
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.lm.run_checks import check_destination, checkpoint_path
-from onlstm_cli.induction import side_by_side
+from onlstm_cli.training.run_checks import check_destination, checkpoint_path
+from onlstm_cli.training import side_by_side
 
 RECIPE_VERSION = 1
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
@@ -232,7 +232,7 @@ class RecipeRun:
         state.save(self.out)
 
     def train_language_model(self, state: RecipeState, number: int, seed: int):
-        from onlstm_cli.lm.train import train_model
+        from onlstm_cli.training.train import train_model
         lm_budget, _ = self.budgets()
         path = lm_path(self.out, seed)
         ckpt = checkpoint_path(path)
@@ -317,7 +317,7 @@ class RecipeRun:
 
     def train_span_parser(self, state: RecipeState):
         from onlstm_cli.modelfile import load_model
-        from onlstm_cli.induction.self_training import self_train
+        from onlstm_cli.training.self_training import self_train
         _, budget = self.budgets()
         voting, left_out, median = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
         for teacher in state.teachers:
@@ -459,7 +459,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     `progress_every`: seconds between the recipe's own progress lines while models train side by side.
     `max_ppl_ratio`: a model whose validation perplexity is more than this × the models' median does not vote
     (0: every one votes)."""
-    from onlstm_cli.lm.train import LineReporter
+    from onlstm_cli.training.train import LineReporter
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,
                           max_ppl_ratio=max_ppl_ratio)

@@ -11,10 +11,10 @@ import torch
 from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, rank_columns,
                                     read_corpus, token_stream)
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.lm.distributed import Group
+from onlstm_cli.training.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
-from onlstm_cli.lm.run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
+from onlstm_cli.training.run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
 from onlstm_cli.text.vocab import Tokenizer, Vocabulary
 
 

@@ -1,0 +1,36 @@
+"""A language model's perplexity: on a batchified stream (validation during training), or on a text read as the
+model's training text was (`onlstm evaluate --text`)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+
+from onlstm_cli.lm.model import ONLSTMLanguageModel
+from onlstm_cli.text.corpus import batchify, read_corpus, token_stream
+
+
+@torch.no_grad()
+def evaluate_perplexity(model: ONLSTMLanguageModel, data: torch.Tensor, bptt: int) -> float:
+    """Perplexity of a batchified stream, state carried across windows."""
+    model.eval()
+    state, total_loss, total = None, 0.0, 0
+    for i in range(0, data.shape[0] - 1, bptt):
+        seq = min(bptt, data.shape[0] - 1 - i)
+        x, y = data[i:i + seq], data[i + 1:i + 1 + seq]
+        out = model(x, state, targets=y)
+        state = out.state
+        total_loss += out.loss.item() * y.numel()
+        total += y.numel()
+    return math.exp(min(total_loss / max(total, 1), 50.0))
+
+
+def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | None = None) -> float:
+    """A trained model's perplexity on a text, read exactly as its training text and validation were."""
+    data = loaded.meta.get("data", {})
+    batch_size = batch_size or loaded.meta.get("train", {}).get("eval_batch_size", 10)
+    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False),
+                            loaded.config.reverse)
+    stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
+    return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
