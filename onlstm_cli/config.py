@@ -8,6 +8,8 @@ DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> inclu
 DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
 MASTER_INPUT_RULES = ("paper", "symmetric")
+# how an ensemble combines its models' distances per sentence (induction/distances.py)
+COMBINE_RULES = ("mean", "zscore", "rank")
 
 
 @dataclass
@@ -132,3 +134,12 @@ class RecipeConfig:
     progress_every: float = 300.0  # seconds between the recipe's own lines while language models train side by
                                    # side (which stage, which seeds, the time left): their lines say only their own
 
+
+
+@dataclass
+class EnsembleConfig:
+    """`onlstm ensemble`: language models of the same vocabulary as one file whose distances are combined."""
+    combine: str = "mean"              # mean of the distances as they are, or of standard scores / ranks per sentence
+    weights: tuple[float, ...] = ()    # one per model, the first included; () = equal
+    parse_layer: int | None = None     # None: the first model's
+    split: str | None = None           # None: the first model's

@@ -133,3 +133,13 @@ def runner():
 def tiny_loaded(tiny_model_path):
     from onlstm_cli.modelfile import load_model
     return load_model(tiny_model_path)
+
+
+def right_to_left_copy(path, tmp_path):
+    """The tiny model's weights marked as a right-to-left model (what `train --reverse` writes)."""
+    from onlstm_cli.modelfile import atomic_save, read_archive
+    archive = read_archive(path)
+    archive["config"] = dict(archive["config"], reverse=True)
+    target = tmp_path / "r.onlstm"
+    atomic_save(archive, target)
+    return target

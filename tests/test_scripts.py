@@ -1,37 +1,16 @@
-"""The scripts behind the bundled models: an ensemble built by ship_model.py, and levers.py's table."""
+"""The scripts behind the bundled models: levers.py's table and the other research measurements."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, right_to_left_copy
 from onlstm_cli.modelfile import atomic_save, load_model, read_archive
 
 
 def run_script(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=300)
-
-
-def right_to_left_copy(path, tmp_path):
-    """The tiny model's weights marked as a right-to-left model (what `train --reverse` writes)."""
-    archive = read_archive(path)
-    archive["config"] = dict(archive["config"], reverse=True)
-    target = tmp_path / "r.onlstm"
-    atomic_save(archive, target)
-    return target
-
-
-def test_ship_model_builds_an_ensemble_of_both_directions(tiny_model_path, tmp_path):
-    backwards = right_to_left_copy(tiny_model_path, tmp_path)
-    target = tmp_path / "ens.onlstm"
-    got = run_script("scripts/ship_model.py", tiny_model_path, target, "--member", backwards, "--combine", "rank",
-                     "--parse-layer", "3", "--weights", "1", "0.5")
-    assert got.returncode == 0, got.stderr
-    assert "2 model(s) combined by rank, weights [1.0, 0.5]" in got.stdout
-    loaded = load_model(target)
-    assert loaded.combine == "rank" and loaded.parse_layer == 3 and loaded.weights == [1.0, 0.5]
-    assert [m.config.reverse for m in (loaded, *loaded.members)] == [False, True]
 
 
 def test_levers_scores_each_model_and_their_ensembles(tiny_model_path, tmp_path):

@@ -1,0 +1,71 @@
+"""`onlstm evaluate`: unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from onlstm_cli.cli.app import friendly_errors
+from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
+
+
+BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
+                 ("random", "random"))
+
+
+@friendly_errors
+def evaluate(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold trees: bracketed trees (one a line or .mrg files, or a folder of them) or CoNLL-U."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: by the gold text's script."),
+    pred: Optional[Path] = typer.Option(None, "--pred", help="Score these trees (one bracketed tree a line) instead of a model's."),
+    layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
+    all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
+    split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's (paper with --pred)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
+    text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ensemble: bool = typer.Option(True, "--ensemble/--no-ensemble", help=ENSEMBLE_HELP),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write the report as one self-contained page: the table, charts (F1 by length, per layer, label recall) and example trees beside the gold ones."),
+    examples: int = typer.Option(3, "--examples", help="With --html: how many example sentences to draw beside their gold trees (the best, the worst and evenly between by sentence F1)."),
+):
+    """Unlabeled F1 against gold trees, beside right/left-branching, balanced and random trees."""
+    import json
+
+    from onlstm_cli.text.treebanks import read_gold, read_predicted
+    from onlstm_cli.evaluation.metrics import evaluate as score
+    from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
+    from onlstm_cli.trees import baseline_trees
+
+    if html is not None:
+        check_destination(html)  # before the evaluation, which may take minutes
+    sentences = read_gold(gold)
+    report = {"gold": str(gold), "sentences": len(sentences), "split": split.value if split else "paper",
+              "systems": {}}
+    systems = report["systems"]
+    shown = None  # (trees, distances) of the first system, for the examples of --html
+    if pred is not None:
+        shown = (read_predicted(pred, sentences), None)
+        systems["pred"] = score(sentences, shown[0])
+        report["pred"] = str(pred)
+    else:
+        from onlstm_cli.evaluation.model_scores import score_model
+        fields, model_systems, shown = score_model(sentences, model, layer=layer, split=split.value if split else None,
+                                                   all_layers=all_layers, device=device, ensemble=ensemble, text=text)
+        report.update(fields)
+        systems.update(model_systems)
+    words = [s.words for s in sentences]
+    for name, label in BASELINE_ROWS:
+        systems[label] = score(sentences, baseline_trees(words, name, seed))
+    report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
+    if html is not None:
+        from onlstm_cli.pictures.report_page import choose_examples, report_html
+        warn_once_about_cjk(word for sentence in sentences for word in sentence.words)
+        chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)), count=examples)
+        write_text_atomic(html, report_html(report, chosen), refuse_symlink=True)
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        from onlstm_cli.evaluation.report_text import print_report
+        print_report(report)

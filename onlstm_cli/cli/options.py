@@ -1,0 +1,70 @@
+"""What several commands' options share: durations, the choices of enum options, and the defaults read from the
+config dataclasses (one place for each default)."""
+from __future__ import annotations
+
+import re
+from dataclasses import MISSING, fields
+from enum import Enum
+
+from onlstm_cli.config import COMBINE_RULES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
+from onlstm_cli.errors import UserError
+
+
+def parse_duration(text: str | None, option: str = "--time-budget") -> float | None:
+    """'90', '90s', '45m', '1.5h' → seconds; None or 'none' → no limit."""
+    if text is None or text.strip().lower() in ("", "none"):
+        return None
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text.lower())
+    if not m:
+        raise UserError(f"{option} {text!r}: expected a duration such as 3600, 45m or 1.5h")
+    seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    if seconds <= 0:
+        raise UserError(f"{option} {text!r} must be positive ('none' for no limit)")
+    return seconds
+
+
+class MasterInput(str, Enum):
+    paper = "paper"
+    symmetric = "symmetric"
+
+
+class SplitRule(str, Enum):
+    paper = "paper"
+    symmetric = "symmetric"
+
+
+class VoteTargets(str, Enum):
+    shares = "shares"
+    tree = "tree"
+
+
+# The `train` options' defaults are the config dataclasses' (one place for each).
+MODEL_DEFAULTS = {f.name: f.default for f in fields(ModelConfig) if f.default is not MISSING}
+
+
+TRAIN_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+
+
+SELF_TRAIN_DEFAULTS = {f.name: f.default for f in fields(SelfTrainConfig)}
+
+
+RECIPE_DEFAULTS = {f.name: f.default for f in fields(RecipeConfig)}
+ENSEMBLE_DEFAULTS = {f.name: f.default for f in fields(EnsembleConfig)}
+
+
+def duration_text(seconds: float | None) -> str:
+    """3600 → '1h', 2700 → '45m', 90 → '90s', None → 'none' (what parse_duration reads back)."""
+    if seconds is None:
+        return "none"
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "
+                 "or as standard scores or ranks per sentence; see onlstm ensemble); --no-ensemble "
+                 "uses its first model only.")
+
+
+CombineRule = Enum("CombineRule", {rule: rule for rule in COMBINE_RULES}, type=str)

@@ -1,0 +1,243 @@
+"""`onlstm train`: a language model, the recipe (--seeds K), or a span parser on teachers' trees (--teacher)."""
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from onlstm_cli.cli.app import err_line
+from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, MasterInput,
+                                    SplitRule, VoteTargets, duration_text, parse_duration)
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, SelfTrainConfig, TrainConfig, voter_weight
+from onlstm_cli.cli.app import friendly_errors
+from onlstm_cli.errors import UserError
+
+
+def detect_lang(path: Path, n_lines: int = 200) -> str:
+    from onlstm_cli.text.vocab import has_cjk
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = "".join(line for _, line in zip(range(n_lines), f))
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    return "zh" if has_cjk(head) else "en"
+
+
+@friendly_errors
+def train(
+    corpus: Path = typer.Argument(..., help="UTF-8 text, one sentence a line."),
+    out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume and the corpus as ids (.tokens) are written beside it."),
+    valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included. Give the corpus, --valid and the run's options again (options that change the model or the data, and the global batch = processes × --batch-size, must be the checkpoint's); --epochs and --time-budget are totals over all the runs."),
+    lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en."),
+    tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba, unicode (words and punctuation apart by Unicode class) or whitespace; auto: ptb for en, jieba for zh, unicode otherwise."),
+    pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces."),
+    keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (evaluation ignores them)."),
+    characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file."),
+    max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
+    min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>."),
+    emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400)."),
+    hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
+    layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers."),
+    chunk_size: int = typer.Option(MODEL_DEFAULTS["chunk_size"], "--chunk-size", help="Neurons per master-gate level."),
+    dropout: float = typer.Option(MODEL_DEFAULTS["dropout"], "--dropout", help="Locked dropout on the last layer's output."),
+    dropout_h: float = typer.Option(MODEL_DEFAULTS["dropout_h"], "--dropout-h", help="Locked dropout between layers."),
+    dropout_i: float = typer.Option(MODEL_DEFAULTS["dropout_i"], "--dropout-i", help="Locked dropout on the embeddings."),
+    dropout_e: float = typer.Option(MODEL_DEFAULTS["dropout_e"], "--dropout-e", help="Embedding dropout, whole words."),
+    weight_drop: float = typer.Option(MODEL_DEFAULTS["weight_drop"], "--weight-drop", help="DropConnect on the recurrent weights."),
+    master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
+    reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
+    optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam)."),
+    weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
+    clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help=f"Sequences per step in each process (with torchrun, the global batch is processes × this); default {TRAIN_DEFAULTS['batch_size']}, with --teacher {SELF_TRAIN_DEFAULTS['batch_size']} sentences."),
+    bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation."),
+    seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed", help="Random seed of the initial weights, dropout masks and windows (the same seed and options give the same model)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help=f"Most epochs (default {TRAIN_DEFAULTS['epochs']}: the time budget usually ends training first; with --teacher {SELF_TRAIN_DEFAULTS['epochs']}, fewer when validation stops improving)."),
+    time_budget: Optional[str] = typer.Option(duration_text(TRAIN_DEFAULTS["time_budget"]), "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit)."),
+    device: str = typer.Option(TRAIN_DEFAULTS["device"], "--device", help="auto, cpu or cuda."),
+    threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores)."),
+    checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch."),
+    parse_layer: Optional[int] = typer.Option(None, "--parse-layer", help="Layer (1-based) whose distances parse; default: the middle one."),
+    split: Optional[SplitRule] = typer.Option(None, "--split", help="The split rule the model parses with by default (parse --split changes it); default: symmetric for zh, paper otherwise. With --seeds, the teachers' trees are built with it."),
+    loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated."),
+    teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --teacher-layers, --targets."),
+    right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: K × (the K teachers' agreement with right-branching trees − with left-branching ones) / their agreement with each other, on the validation text and each teacher's parse layer (its other layers vote but do not weigh it), 0 where that is negative or with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds."),
+    second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
+    teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone."),
+    targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0."),
+    side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread of --threads (one a core without it), at most --seeds; 1 on a GPU."),
+    max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}."),
+    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
+):
+    """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
+    budget = parse_duration(time_budget)
+    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers)
+               or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None)
+    if teacher:
+        right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
+        return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
+                                  right_branching, second_round, targets.value, teacher_layers)
+    model_config, train_config, lm_options = lm_configs(locals())
+
+    from onlstm_cli.training.distributed import launched_rank
+    from onlstm_cli.training.train import LineReporter, NullReporter, train_model
+    from onlstm_cli.errors import RankZeroFailed
+    from onlstm_cli.training.train_report import RichReporter
+
+    main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
+    reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
+    with reporter:
+        if seeds > 1:
+            from onlstm_cli.training.recipe import run_recipe
+            result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
+                                resume, reporter, log=err_line, side_by_side=side_by_side,
+                                max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
+                                else max_ppl_ratio)
+        else:
+            try:
+                result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
+                                     reporter=reporter, **lm_options)
+            except RankZeroFailed:
+                raise typer.Exit(2)  # rank 0 has said why
+    if main_process:  # what the model file is: validated, or why not
+        typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
+    if result.interrupted:
+        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
+    """From `train`'s options (its locals), checked, with the language models' defaults where --teacher has its
+    own: the model's config, the training config and the rest of train_model's arguments (tokenizer, language,
+    vocabulary, parse layer, split rule)."""
+    o = {**o, **{name: TRAIN_DEFAULTS[name] for name in ("epochs", "lr", "batch_size") if o[name] is None}}
+    check_lm_options(o)
+    from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
+    lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else o["lang"]
+    tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
+    tok.characters = o["characters"]
+    model_config = dict(emb_size=o["emb_size"], hidden_size=o["hidden_size"], n_layers=o["layers"],
+                        chunk_size=o["chunk_size"], master_input=o["master_input"].value, reverse=o["reverse"],
+                        **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
+    train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
+                               bptt=o["bptt"], optimizer=o["optimizer"], lr=o["lr"], weight_decay=o["weight_decay"],
+                               clip=o["clip"], seed=o["seed"], device=o["device"], threads=o["threads"],
+                               checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
+                               loss_log=str(o["loss_log"]) if o["loss_log"] else None)
+    lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
+                      max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"],
+                      split=o["split"].value if o["split"] else None)
+    return model_config, train_config, lm_options
+
+
+def check_lm_options(o: dict) -> None:
+    """`train`'s language-model options (the command's locals, defaults filled in), each bad one a one-line
+    UserError before anything is read or trained."""
+    if not o["corpus"].is_file():
+        raise UserError(f"corpus not found: {o['corpus']}")
+    if o["valid"] is not None and not o["valid"].is_file():
+        raise UserError(f"validation file not found: {o['valid']}")
+    for name in ("batch_size", "bptt", "epochs", "layers", "emb_size", "hidden_size", "chunk_size"):
+        if o[name] < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop"):
+        if not 0 <= o[name] < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be in [0, 1)")
+    if o["lr"] <= 0:
+        raise UserError("--lr must be positive")
+    for name in ("clip", "weight_decay"):
+        if o[name] < 0:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 0")
+    if o["max_vocab"] < 3:
+        raise UserError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    if o["min_freq"] < 1:
+        raise UserError("--min-freq must be at least 1")
+    if o["optimizer"] not in ("adam", "sgd", "ntasgd"):
+        raise UserError(f"--optimizer {o['optimizer']!r}: expected sgd, ntasgd or adam")
+    if o["threads"] is not None and o["threads"] < 1:
+        raise UserError("--threads must be at least 1")
+    if parse_duration(o["checkpoint_every"], "--checkpoint-every") is None:
+        raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
+    if o["tokenizer"] not in ("auto", "ptb", "jieba", "unicode", "whitespace"):
+        raise UserError(f"--tokenizer {o['tokenizer']!r}: expected auto, ptb, jieba, unicode or whitespace")
+    if o["device"] not in ("auto", "cpu", "cuda"):
+        raise UserError(f"--device {o['device']!r}: expected auto, cpu or cuda")
+    if o["emb_size"] % o["chunk_size"] or o["hidden_size"] % o["chunk_size"]:
+        raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
+
+
+def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False) -> None:
+    """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
+    another are refused in one line."""
+    if seeds < 1:
+        raise UserError("--seeds must be at least 1")
+    if teacher and seeds > 1:
+        raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
+    if not teacher and span_parser_options:
+        raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
+    if recipe_options and seeds == 1:
+        raise UserError("--max-ppl-ratio chooses which of the --seeds language models vote: give --seeds K (K ≥ 2)")
+
+
+def layer_list(text: str) -> tuple[int, ...]:
+    """'2,3' → (2, 3): distinct layers, 1-based."""
+    try:
+        layers = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UserError(f"--teacher-layers {text!r}: expected layer numbers separated by commas, e.g. 2,3") from None
+    if min(layers) < 1 or len(set(layers)) != len(layers):
+        raise UserError(f"--teacher-layers {text!r}: layers are numbered from 1, each given once")
+    return layers
+
+
+def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
+                       epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
+                       budget: float | None, threads: int | None, right_branching: float | str,
+                       second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"],
+                       teacher_layers: str | None = None) -> None:
+    """`train --teacher`: the span parser of self_training.py."""
+    if not corpus.is_file():
+        raise UserError(f"corpus not found: {corpus}")
+    if valid is None:
+        raise UserError("--teacher needs --valid: the teacher's trees of the validation text choose the epoch kept")
+    if not valid.is_file():
+        raise UserError(f"validation file not found: {valid}")
+    if resume is not None and not resume.is_file():
+        raise UserError(f"checkpoint not found: {resume}")
+    try:  # the recipe checks its own (run_recipe)
+        right_branching = voter_weight(right_branching)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round,
+                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (), targets=targets)
+    if config.teacher_layers and second_round:
+        raise UserError("--teacher-layers picks language-model layers; --second-round teaches with span parsers")
+    for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
+                               ("--lr", lr, "lr")):
+        if value is not None:
+            if value <= 0:
+                raise UserError(f"{name} must be positive")
+            setattr(config, field, value)
+    if threads is not None:
+        if threads < 1:
+            raise UserError("--threads must be at least 1")
+        import torch
+        torch.set_num_threads(threads)
+    from onlstm_cli.induction.parser import ModelCache, resolve_model
+    from onlstm_cli.training.self_training import self_train
+    cache = ModelCache("cpu")
+    loaded = [cache.get(resolve_model(name)) for name in teachers]
+    result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,
+                        log=err_line)
+    how = ("interrupted" if result.interrupted else "stopped: validation no longer improving"
+           if result.stopped_early else "time budget reached" if result.stopped_by_time else "done")
+    best = f"best validation loss {result.best_valid_loss:.4f}; model: {result.out}" if result.out.exists() \
+        else "no epoch validated yet, so no model"
+    typer.echo(f"{how}: {result.epochs_done} epochs in {result.seconds / 60:.1f} min; {best}; checkpoint: "
+               f"{result.checkpoint}", err=True)
+    if result.interrupted:
+        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))
