@@ -13,7 +13,7 @@ tokens; each figure the median of --repeats runs, the models of a comparison alt
   (b) the same against the original ON-LSTM code's structure (yikangshen/Ordered-Neurons: a Python loop
       over time steps of an ONLSTMCell, DropConnect masks per batch), re-implemented below, or the real
       code with --original-repo. Target: ≥ 10×.
-  (c) distances (onlstm_cli.induction.parser.sentence_distances) in sentences/s with the bundled 200/400 model, at
+  (c) distances (onlstm_cli.induction.distances.sentence_distances) in sentences/s with the bundled 200/400 model, at
       batch sizes 64, 256 and 1024. Target: ≥ 20,000.
   (d) trees on the device against trees on CPU for the 10,000-line input of bench_speed.py's parse
       benchmark: sentences whose trees differ, and how many of those differ only where two distances tie
@@ -423,7 +423,7 @@ def load_bundled(device: torch.device):
 
 
 def bench_distances(args, device, lines) -> list:
-    from onlstm_cli.induction.parser import prepare, sentence_distances
+    from onlstm_cli.induction.distances import prepare, sentence_distances
     loaded = load_bundled(device)
     sentences = [prepare(loaded, line, pretokenized=True)[1] for line in lines if line.strip()]
     cfg = loaded.config
@@ -459,7 +459,8 @@ def order_flips(a, b):
 def bench_trees(args, device, lines) -> list:
     """`onlstm parse --pretokenized` of the lines on the device and on CPU: compare trees. On a CPU-only
     smoke run the device side is the torch cell, the CPU side the default backend."""
-    from onlstm_cli.induction.parser import ModelCache, parse_lines
+    from onlstm_cli.induction.distances import parse_lines
+    from onlstm_cli.induction.models import ModelCache
     pinned = "torch" if device.type == "cpu" else None
     with fast.forced(cell=pinned) if pinned else _nothing():
         on_device = parse_lines(lines, model=str(BUNDLED_MODEL), cache=ModelCache(device.type, ensemble=False),

@@ -178,8 +178,9 @@ def valid_sentences(n: int) -> list[list[str]]:
 
 def bench_distances(repeats: int) -> list[tuple[str, float, str]]:
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.induction.parser import sentence_distances
-    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.distances import sentence_distances
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.vocab import Vocabulary
     sentences = valid_sentences(1000)
     vocab = Vocabulary(sorted({w for s in sentences for w in s}))
     torch.manual_seed(0)

@@ -16,7 +16,7 @@ _LAZY = {
     "self_train": "training.self_training",
     "RecipeConfig": "config", "run_recipe": "training.recipe",
     "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api", "LineParser": "induction.line_parser",
-    "parse_lines": "induction.parser", "sentence_distances": "induction.parser", "resolve_model": "induction.parser",
+    "parse_lines": "induction.distances", "sentence_distances": "induction.distances", "resolve_model": "induction.models",
     "parse_in_workers": "induction.parallel", "model_info": "info",
 }
 

@@ -25,7 +25,7 @@ from nltk.tree import Tree as NltkTree
 
 # BLOCK and UnreadableTextWarning are this module's names too: users import them from here
 from onlstm_cli.induction.line_parser import BLOCK, LineParser, Sentence, UnreadableTextWarning, blocks, sentence_line
-from onlstm_cli.induction.parser import ParsedSentence
+from onlstm_cli.induction.distances import ParsedSentence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, fold_tree
 

@@ -19,7 +19,7 @@ from onlstm_cli.modelfile import load_model, validation_history
 
 def model_info(model: str | Path) -> dict:
     """A report on a model file (a bundled name or a path); a bad name or file raises a one-line OnlstmError."""
-    from onlstm_cli.induction.parser import resolve_model
+    from onlstm_cli.induction.models import resolve_model
     path = resolve_model(str(model))
     loaded = load_model(path)
     meta = loaded.meta

@@ -35,7 +35,8 @@ from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
-from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.vocab import Vocabulary
 
 MODEL_FORMAT = "onlstm-model"
 CHECKPOINT_FORMAT = "onlstm-checkpoint"

@@ -32,7 +32,7 @@ from spacy.tokens import Doc, Span, Token
 
 from onlstm_cli.api import Parser
 from onlstm_cli.text.formats import _preterminal, to_bracket  # (_preterminal: how a bracket tree writes one word)
-from onlstm_cli.induction.parser import without_controls
+from onlstm_cli.induction.distances import without_controls
 from onlstm_cli.trees import tree_spans
 
 LABEL = "S"

@@ -6,7 +6,7 @@
 Each model file (a single model, left-to-right or trained with --reverse) is run once over the gold
 sentences, every layer at once; then every layer and split rule is scored for each model alone, and for
 every ensemble of two or more of the models (all of them and, with --subsets, every subset) under each
-combination rule (see onlstm_cli.induction.parser.sentence_distances); --weights W also scores each ensemble
+combination rule (see onlstm_cli.induction.distances.sentence_distances); --weights W also scores each ensemble
 with its last model weighted W against 1 for the others (e.g. a weaker right-to-left model). Figures: sentence F1 (the papers' figure),
 corpus F1 and sentence F1 on sentences of at most 10 words, in percent. These choices may use dev trees;
 the model cards say which were made on them. With several models, a last table gives the mean, standard
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from onlstm_cli.text.treebanks import read_gold  # noqa: E402
 from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
 from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.parser import combine_distances, sentence_distances  # noqa: E402
+from onlstm_cli.induction.distances import combine_distances, sentence_distances  # noqa: E402
 from onlstm_cli.trees import build_tree  # noqa: E402
 
 def main() -> None:

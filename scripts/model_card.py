@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from onlstm_cli.text.formats import to_bracket  # noqa: E402
 from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
-from onlstm_cli.induction.parser import parse_lines  # noqa: E402
+from onlstm_cli.induction.distances import parse_lines  # noqa: E402
 
 
 def main() -> None:

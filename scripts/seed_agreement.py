@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement  # noqa: E402
-from onlstm_cli.induction.parser import ModelCache, resolve_model  # noqa: E402
+from onlstm_cli.induction.models import ModelCache, resolve_model  # noqa: E402
 from onlstm_cli.training.self_training import (auto_weight, left_branching_spans, right_branching_spans,  # noqa: E402
                                                 teacher_trees)
 from onlstm_cli.text.corpus import read_corpus  # noqa: E402

@@ -7,7 +7,7 @@ from nltk.parse.api import ParserI
 
 from onlstm_cli import Parser
 from onlstm_cli.text.formats import to_bracket
-from onlstm_cli.induction.parser import parse_lines
+from onlstm_cli.induction.distances import parse_lines
 
 LINES = ["The cat sat on the mat.", "A dog saw a bird near the house.", "", "Hello , world !"]
 
@@ -146,7 +146,7 @@ BAD_OPTIONS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
 def test_bad_options_are_refused_before_any_model_is_read(case, monkeypatch):
-    from onlstm_cli.induction.parser import ModelCache
+    from onlstm_cli.induction.models import ModelCache
     monkeypatch.setattr(ModelCache, "get", lambda *a: pytest.fail("read a model for bad options"))
     options, kind, words = BAD_OPTIONS[case]
     with pytest.raises(kind, match=words):
@@ -204,7 +204,7 @@ def test_latin_text_to_the_chinese_model_is_warned_about_and_fitting_text_is_not
 def test_a_parser_pickles_to_a_reference_and_back(tiny_model_path, monkeypatch):
     import pickle
 
-    from onlstm_cli.induction.parser import ModelCache
+    from onlstm_cli.induction.models import ModelCache
     parser = Parser.load(tiny_model_path, batch_size=3, layer=1, split="symmetric")
     parser.parse("The cat sat.")
     data = pickle.dumps(parser)

@@ -210,7 +210,7 @@ def test_control_characters_never_reach_the_output(runner, model, fmt):
 
 def test_a_tree_too_deep_to_draw_with_nltk_gets_advice_a_cli_user_can_follow(runner, model, monkeypatch):
     """A long sentence parsed into a chain (here: forced) is too deep for nltk's recursive drawing."""
-    from onlstm_cli.induction import parser as parser_module
+    from onlstm_cli.induction import distances as parser_module
     from onlstm_cli.trees import right_branching
     monkeypatch.setattr(parser_module, "build_tree", lambda distances, words, split="paper": right_branching(words))
     line = " ".join(["the cat sat on the mat"] * 300) + "\n"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from onlstm_cli.induction.parser import BUNDLED_MODELS
+from onlstm_cli.induction.models import BUNDLED_MODELS
 
 
 def help_at(columns: int, *command: str) -> str:

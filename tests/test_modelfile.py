@@ -12,7 +12,8 @@ from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, MODEL_FORMAT, atomic_save, load_model,
                                   model_archive, model_from_archive, read_archive, save_model, with_members)
 from onlstm_cli.errors import ModelFileError
-from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.vocab import Vocabulary
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
 
@@ -339,7 +340,8 @@ def test_save_model_failure_keeps_previous_model(saved, monkeypatch):
 def test_a_model_with_non_finite_weights_is_never_saved_nor_loaded(tmp_path):
     from onlstm_cli.modelfile import model_archive, save_model
     from onlstm_cli.errors import ModelFileError
-    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.vocab import Vocabulary
     model = ONLSTMLanguageModel(ModelConfig(vocab_size=12, emb_size=20, hidden_size=40, chunk_size=5))
     vocab = Vocabulary([f"w{k}" for k in range(10)])
     with torch.no_grad():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from onlstm_cli.induction import parser as parser_module
+from onlstm_cli.induction import distances as parser_module
 from onlstm_cli.span import model as span_parser
 from onlstm_cli.config import SpanParserConfig
 from onlstm_cli.fast import span as fast_span
@@ -79,7 +79,8 @@ def student(tmp_path_factory, tiny_model_path, tiny_corpus) -> Path:
 
 
 def test_a_sentence_too_long_for_cky_gets_its_language_models_tree(student, monkeypatch):
-    from onlstm_cli.induction.parser import ModelCache, parse_lines, sentence_distances
+    from onlstm_cli.induction.distances import parse_lines, sentence_distances
+    from onlstm_cli.induction.models import ModelCache
     line = "the cat sat on the mat and the dog ran to the park"
     loaded = ModelCache().get(student)
     words = line.split()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.induction.parser import (BUNDLED_MODELS, combine_distances, ModelCache, attach_skipped,
-                                         models_dir, parse_lines, prepare, resolve_model, scaled_ranks,
-                                         sentence_distances, standard_scores)
+from onlstm_cli.induction.distances import (combine_distances, attach_skipped, parse_lines, prepare, scaled_ranks,
+                                            sentence_distances, standard_scores)
+from onlstm_cli.induction.models import BUNDLED_MODELS, ModelCache, models_dir, resolve_model
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import build_tree, tree_leaves
 
@@ -37,7 +37,7 @@ def test_batched_distances_equal_one_at_a_time(tiny_loaded, batch_size):
 def test_batches_side_by_side_give_the_same_distances_and_restore_torch_threads(tiny_loaded, monkeypatch):
     import torch
 
-    import onlstm_cli.induction.parser as parser_module
+    import onlstm_cli.induction.distances as parser_module
     from onlstm_cli import fast
     before = torch.get_num_threads()
     pools = []

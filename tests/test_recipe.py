@@ -175,7 +175,7 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
     saved as a model ends holds the stage's time so far, so a kill -9 later loses none of it."""
     from onlstm_cli.config import TrainConfig
     from onlstm_cli.training.recipe import RecipeState, run_recipe
-    from onlstm_cli.text.vocab import Tokenizer
+    from onlstm_cli.text.tokenizers import Tokenizer
     said, saved = [], []
     save = RecipeState.save
     monkeypatch.setattr(RecipeState, "save", lambda state, out: (

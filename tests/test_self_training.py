@@ -80,7 +80,7 @@ def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, ti
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.evaluation.metrics import sentence_f1
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.induction.distances import sentence_distances
     teacher, student = load_model(tiny_model_path), load_model(student_path)
     sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
     wanted = [build_tree(d, s, teacher.split) for d, s in zip(sentence_distances(teacher, sentences), sentences)]
@@ -318,7 +318,7 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
 def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
     from onlstm_cli.api import Parser
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.parser import resolve_model
+    from onlstm_cli.induction.models import resolve_model
     for name, text in (("en", "The cat sat on the mat ."), ("zh", "爱真的需要勇气")):
         assert load_model(resolve_model(name)).span_parser is not None
         distances = Parser.load(name).distances(text)
@@ -379,7 +379,7 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
 
 def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.parser import sentence_distances
+    from onlstm_cli.induction.distances import sentence_distances
     from onlstm_cli.training.self_training import teacher_spans
     student = load_model(student_path)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]

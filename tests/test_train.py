@@ -30,7 +30,7 @@ from onlstm_cli.lm.perplexity import text_perplexity
 from onlstm_cli.training.train import TrainConfig, TrainResult, checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.train_report import duration_text, estimate_line, run_eta
-from onlstm_cli.text.vocab import Tokenizer
+from onlstm_cli.text.tokenizers import Tokenizer
 
 
 @pytest.fixture

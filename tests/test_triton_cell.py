@@ -173,8 +173,9 @@ def test_the_gpu_path_of_the_model_on_cpu(monkeypatch):
     parsing's distances (the padded, unpacked path) against the C or torch cell's."""
     from onlstm_cli.lm.model import ONLSTMLanguageModel
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.induction.parser import sentence_distances
-    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.distances import sentence_distances
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.vocab import Vocabulary
     torch.manual_seed(0)
     model = ONLSTMLanguageModel(tiny_config()).train()
     tokens = torch.randint(0, 17, (6, 2))
@@ -229,8 +230,9 @@ def test_distances_on_cuda_match_cpu():
 
     from onlstm_cli.lm.model import ONLSTMLanguageModel
     from onlstm_cli.modelfile import LoadedModel
-    from onlstm_cli.induction.parser import sentence_distances
-    from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+    from onlstm_cli.induction.distances import sentence_distances
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.vocab import Vocabulary
     torch.manual_seed(0)
     vocab = Vocabulary([f"w{k}" for k in range(12)])
     model = ONLSTMLanguageModel(tiny_config(vocab_size=len(vocab), emb_size=10, hidden_size=30, chunk_size=5))

@@ -7,16 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onlstm_cli.text.vocab import (
-    EOS,
-    UNK,
-    Tokenizer,
-    Vocabulary,
-    default_tokenizer,
-    has_cjk,
-    is_punctuation,
-    treebank_words,
-)
+from onlstm_cli.text.tokenizers import Tokenizer, has_cjk, is_punctuation, treebank_words
+from onlstm_cli.text.languages import default_tokenizer
+from onlstm_cli.text.vocab import EOS, UNK, Vocabulary
 
 # --- splitting ------------------------------------------------------------------------------------
 
@@ -164,7 +157,7 @@ def test_old_model_files_tokenize_as_before():
     """A file keeps its tokenizer: the bundled models (ptb, jieba) and a file trained with "whitespace"
     before "unicode" existed split exactly as they did."""
     from onlstm_cli.modelfile import read_archive
-    from onlstm_cli.induction.parser import resolve_model
+    from onlstm_cli.induction.models import resolve_model
     kinds = {name: read_archive(resolve_model(name))["tokenizer"] for name in ("en", "zh", "zh-st")}
     assert {name: t["kind"] for name, t in kinds.items()} == {"en": "ptb", "zh": "jieba", "zh-st": "jieba"}
     line = 'The cat sat. "Don\'t go," she said (quietly)...'

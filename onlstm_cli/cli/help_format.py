@@ -19,7 +19,7 @@ BUNDLED_MODELS = "BUNDLED_MODELS"
 
 
 def bundled_model_names() -> str:
-    from onlstm_cli.induction.parser import BUNDLED_MODELS as bundled
+    from onlstm_cli.induction.models import BUNDLED_MODELS as bundled
     return ", ".join(bundled)
 
 

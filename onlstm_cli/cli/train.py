@@ -16,16 +16,6 @@ from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.errors import UserError
 
 
-def detect_lang(path: Path, n_lines: int = 200) -> str:
-    from onlstm_cli.text.vocab import has_cjk
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = "".join(line for _, line in zip(range(n_lines), f))
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from None
-    return "zh" if has_cjk(head) else "en"
-
-
 @friendly_errors
 def train(
     corpus: Path = typer.Argument(..., help="UTF-8 text, one sentence a line."),
@@ -116,7 +106,8 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
     vocabulary, parse layer, split rule)."""
     o = {**o, **{name: TRAIN_DEFAULTS[name] for name in ("epochs", "lr", "batch_size") if o[name] is None}}
     check_lm_options(o)
-    from onlstm_cli.text.vocab import Tokenizer, default_tokenizer
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.languages import default_tokenizer, detect_lang
     lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else o["lang"]
     tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
     tok.characters = o["characters"]
@@ -162,8 +153,9 @@ def check_lm_options(o: dict) -> None:
         raise UserError("--threads must be at least 1")
     if parse_duration(o["checkpoint_every"], "--checkpoint-every") is None:
         raise UserError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
-    if o["tokenizer"] not in ("auto", "ptb", "jieba", "unicode", "whitespace"):
-        raise UserError(f"--tokenizer {o['tokenizer']!r}: expected auto, ptb, jieba, unicode or whitespace")
+    from onlstm_cli.text.tokenizers import TOKENIZERS
+    if o["tokenizer"] != "auto" and o["tokenizer"] not in TOKENIZERS:
+        raise UserError(f"--tokenizer {o['tokenizer']!r}: expected auto, {', '.join(TOKENIZERS)}")
     if o["device"] not in ("auto", "cpu", "cuda"):
         raise UserError(f"--device {o['device']!r}: expected auto, cpu or cuda")
     if o["emb_size"] % o["chunk_size"] or o["hidden_size"] % o["chunk_size"]:
@@ -227,7 +219,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
             raise UserError("--threads must be at least 1")
         import torch
         torch.set_num_threads(threads)
-    from onlstm_cli.induction.parser import ModelCache, resolve_model
+    from onlstm_cli.induction.models import ModelCache, resolve_model
     from onlstm_cli.training.self_training import self_train
     cache = ModelCache("cpu")
     loaded = [cache.get(resolve_model(name)) for name in teachers]

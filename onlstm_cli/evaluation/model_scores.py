@@ -6,7 +6,8 @@ from pathlib import Path
 
 from onlstm_cli.evaluation.metrics import evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
-from onlstm_cli.induction.parser import ModelCache, distances_of_words, resolve_model, sentence_distances
+from onlstm_cli.induction.distances import distances_of_words, sentence_distances
+from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.trees import build_tree
 
 

@@ -13,8 +13,8 @@ from itertools import islice
 from pathlib import Path
 
 from onlstm_cli.text.coverage import COVERAGE_SAMPLE, coverage_warning
-from onlstm_cli.induction.parser import (BUNDLED_MODELS, ModelCache, ParsedSentence, parse_lines, resolve_model,
-                                         without_controls)
+from onlstm_cli.induction.distances import ParsedSentence, parse_lines, without_controls
+from onlstm_cli.induction.models import BUNDLED_MODELS, ModelCache, resolve_model
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import SPLIT_RULES
 

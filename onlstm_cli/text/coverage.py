@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from onlstm_cli.text.vocab import has_cjk, is_punctuation
+from onlstm_cli.text.tokenizers import has_cjk, is_punctuation
 
 MOSTLY = 0.5            # "most": more than this share
 MIN_UNKNOWN_WORDS = 2   # one unknown word (a name) is no reason to warn

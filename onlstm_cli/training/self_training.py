@@ -26,7 +26,7 @@ from onlstm_cli.text.corpus import read_corpus
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
-from onlstm_cli.induction.parser import sentence_distances, split_rule
+from onlstm_cli.induction.distances import sentence_distances, split_rule
 from onlstm_cli.training.run_checks import check_destination, checkpoint_path
 from onlstm_cli.span.model import SpanParser, cky, padded, trainable_spans
 from onlstm_cli.signals import StopSignals

@@ -35,7 +35,7 @@ from onlstm_cli.training.train_report import LineReporter, NullReporter, Reporte
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.lm.perplexity import evaluate_perplexity
 from onlstm_cli.training.train_setup import Plan, make_plan, training_columns, validation_data
-from onlstm_cli.text.vocab import Tokenizer
+from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.trees import SPLIT_RULES
 
 __all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainResult", "train_model"]

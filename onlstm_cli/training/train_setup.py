@@ -15,7 +15,9 @@ from onlstm_cli.training.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
 from onlstm_cli.training.run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
-from onlstm_cli.text.vocab import Tokenizer, Vocabulary
+from onlstm_cli.text.languages import default_split
+from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.vocab import Vocabulary
 
 
 @dataclass
@@ -42,12 +44,6 @@ class Plan:
     keep_punct: bool
     state: RunState
     optimizer: dict | None = None   # the optimizer state of a resumed run
-
-
-def default_split(lang: str) -> str:
-    """The split rule a new model of `lang` parses with: symmetric for Chinese, whose trees it lifts most on the
-    UD dev trees (models/zh.md), the paper's rule elsewhere."""
-    return "symmetric" if lang == "zh" else "paper"
 
 
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,

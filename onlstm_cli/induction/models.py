@@ -1,0 +1,69 @@
+"""Which model file a name means (a path, or a bundled model by name or by the text's script), and a cache that
+loads each file once per process."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from onlstm_cli.errors import ParseError
+from onlstm_cli.text.languages import lang_of_text
+
+
+# zh: the Chinese span parser self-trained on Chinese ON-LSTMs' trees (zh-st.onlstm, models/zh-st.md), the default for CJK
+# text since its parser runs about as fast as the ON-LSTM alone (benchmarks/README.md); zh-lm: that ON-LSTM.
+# zh-st stays as a name for the same file.
+BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh-st.onlstm", "zh-lm": "zh.onlstm", "zh-st": "zh-st.onlstm"}
+
+
+@functools.lru_cache(maxsize=None)
+def models_dir() -> Path:
+    """The bundled models: `models/` of a source checkout, or `onlstm_cli/models/` inside an installed wheel."""
+    here = Path(__file__).resolve().parents[1]  # the onlstm_cli package
+    for candidate in (here / "models", here.parent / "models"):
+        if candidate.is_dir() and any(candidate.glob("*.onlstm")):
+            return candidate
+    return here.parent / "models"
+
+
+def resolve_model(name_or_path: str | None, text: str = "") -> Path:
+    """A model path from --model: a file path, a bundled name (en, zh), or by the text's script when None."""
+    if name_or_path is None:
+        name_or_path = lang_of_text(text)
+    path = Path(name_or_path)
+    if path.suffix == ".onlstm" or path.exists() or "/" in name_or_path:
+        return path
+    if name_or_path in BUNDLED_MODELS:
+        return models_dir() / BUNDLED_MODELS[name_or_path]
+    names = {Path(v).stem: v for v in BUNDLED_MODELS.values()}
+    if name_or_path in names:
+        return models_dir() / names[name_or_path]
+    raise ParseError(f"no model named {name_or_path!r}: give a path to a .onlstm file or one of "
+                     f"{', '.join(sorted(BUNDLED_MODELS))}")
+
+
+class ModelCache:
+    """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda").
+
+    ensemble=False keeps only the first model of an ensemble file (less work per sentence).
+    """
+
+    def __init__(self, device: str = "cpu", ensemble: bool = True):
+        self._loaded = {}
+        self.device = device
+        self.ensemble = ensemble
+
+    def get(self, path: Path):
+        from onlstm_cli.lm.model import resolve_device
+        from onlstm_cli.modelfile import load_model
+        key = str(path)
+        if key not in self._loaded:
+            loaded = load_model(path)
+            if not self.ensemble:
+                loaded.members, loaded.weights = [], None
+            device = resolve_device(self.device)
+            for part in (loaded, *loaded.members):
+                part.model.to(device)
+            if loaded.span_parser is not None:
+                loaded.span_parser.to(device)
+            self._loaded[key] = loaded
+        return self._loaded[key]

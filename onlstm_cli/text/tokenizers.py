@@ -1,0 +1,275 @@
+"""Tokenization and normalization: a registry of tokenizers, name → function that cuts a line into tokens.
+
+The same `Tokenizer` settings are stored in every model file, so that `parse` cuts and normalizes text
+exactly the way the training text was: PTB-style tokens for English, jieba words for Chinese.
+Normalization (lower-case, numbers to `N`, NFKC) maps a token to the form the model knows; the tree
+always shows the user's own token.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+
+_NUMBER = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
+_SPECIAL = re.compile(r"<\w+>")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def is_punctuation(token: str) -> bool:
+    """True for tokens made only of punctuation and symbols (`,` `--` `''` `。` `$`)."""
+    return bool(token) and all(unicodedata.category(ch)[0] in "PS" for ch in token)
+
+
+@dataclass
+class Tokenizer:
+    """How raw text becomes model tokens. Stored in the model file."""
+    # "ptb" (English, the Penn Treebank rules), "jieba" (Chinese), "unicode" (other languages: words and
+    # punctuation by Unicode class, see unicode_words), "whitespace" (files trained before "unicode" existed)
+    kind: str = "ptb"
+    lowercase: bool = True
+    numbers_to_n: bool = True  # "29", "3.5", "1,000" → "N", as in the Mikolov PTB text
+    nfkc: bool = True          # full-width digits and letters → ASCII
+    characters: bool = False   # the model reads CJK words a character at a time (see `units`)
+
+    def __post_init__(self):
+        if self.kind not in TOKENIZERS:  # (TOKENIZERS is filled in below, once its functions are defined)
+            raise ValueError(f"unknown tokenizer {self.kind!r}; expected one of {', '.join(TOKENIZERS)}")
+
+    def split(self, line: str, pretokenized: bool = False) -> list[str]:
+        """Cut a line into the user's tokens (not normalized)."""
+        return line.split() if pretokenized else TOKENIZERS[self.kind](line)
+
+    def normalize(self, token: str) -> str:
+        """The form of a token that is looked up in the vocabulary."""
+        if _SPECIAL.fullmatch(token):
+            return token
+        if self.nfkc:
+            token = unicodedata.normalize("NFKC", token)
+        token = token.translate(_CURLY_QUOTES)
+        if self.lowercase:
+            token = token.lower()
+        if self.numbers_to_n and _NUMBER.match(token):
+            return "N"
+        return token
+
+    def units(self, token: str) -> list[str]:
+        """What a character model reads for one normalized token: each character of a CJK word, else the
+        token. A character model has no unknown words however the text is segmented."""
+        return list(token) if self.characters and has_cjk(token) else [token]
+
+    def reads_words_as_given(self, recut: bool = True) -> bool:
+        """True when the model reads a sentence's words as they are (see `reading`)."""
+        return not self.characters and (self.kind != "jieba" or not recut)
+
+    def reading(self, words: Sequence[str], recut: bool = True) -> tuple[list[str], list[int | None]]:
+        """The units the model reads for a sentence of normalized words, and for each word the index of the
+        unit that begins where the word begins (None: the word begins inside a unit). A word's distance is
+        that unit's: the boundary before the word.
+
+        - A character model reads each CJK word a character at a time (`units`).
+        - A jieba word model reads the sentence cut by jieba again, as its training text was cut: words
+          segmented another way (a treebank's, or a user's `--pretokenized` text) would give it word forms
+          it never saw, most of them unknown. A word that begins inside a jieba word gets no distance of its
+          own (None): it is bound to the word before it more tightly than any boundary the model read.
+          With `recut` False the words are jieba's own cut of the text already and are read as they are.
+        - Any other model reads the words as they are."""
+        if self.characters:
+            pieces = [self.units(w) for w in words]
+            starts, offset = [], 0
+            for piece in pieces:
+                starts.append(offset)
+                offset += len(piece)
+            return [u for piece in pieces for u in piece], starts
+        if self.reads_words_as_given(recut) or not words:
+            return list(words), list(range(len(words)))
+        text, word_at = "", []
+        for word in words:
+            if text and not (has_cjk(text[-1]) or has_cjk(word[:1])):
+                text += " "  # as written: Chinese runs on into digits and Latin, Latin words have spaces
+            word_at.append(len(text))
+            # a number as a number: jieba would join the letter N to the character after it (N年)
+            text += "0" if word == "N" and self.numbers_to_n else word
+        units, unit_at, offset = [], {}, 0
+        for piece in _jieba().lcut(text):
+            if piece.strip():
+                unit_at[offset] = len(units)
+                units.append(self.normalize(piece))  # the same form again, and 0 → N
+            offset += len(piece)
+        return units, [unit_at.get(at) for at in word_at]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+_jieba_module = None
+
+# The Penn Treebank tokenizer's rules (Robert MacIntyre's sed script), in the order and form of nltk's
+# TreebankWordTokenizer (nltk 3.x, Apache 2.0), which tests/test_vocab.py checks this copy against. They
+# live here with the standard `re` because nltk ≥ 3.10 runs every pattern through its `regex`-engine ReDoS
+# guard (these patterns are linear anyway), which made tokenizing the slowest part of `parse`, and because
+# importing nltk costs a quarter of a second at every start. Each rule carries strings one of which the
+# text must contain for the rule to match (None: no test), so most rules are skipped by a substring test.
+def _rules(*rules):
+    return [(re.compile(pattern), replacement, needles) for pattern, replacement, needles in rules]
+
+
+_TREEBANK_RULES = _rules(
+    # starting quotes
+    (r"^\"", r"``", ('"',)),
+    (r"(``)", r" \1 ", ("``",)),
+    (r"([ \(\[{<])(\"|\'{2})", r"\1 `` ", ('"', "''")),
+    # punctuation
+    (r"([:,])([^\d])", r" \1 \2", (":", ",")),
+    (r"([:,])$", r" \1 ", (":", ",")),
+    (r"\.\.\.", r" ... ", ("...",)),
+    (r"[;@#$%&]", r" \g<0> ", None),
+    (r'([^\.])(\.)([\]\)}>"\']*)\s*$', r"\1 \2\3 ", (".",)),  # the final period
+    (r"[?!]", r" \g<0> ", None),
+    (r"([^'])' ", r"\1 ' ", ("' ",)),
+    # parentheses and brackets, double dashes
+    (r"[\]\[\(\)\{\}\<\>]", r" \g<0> ", None),
+    (r"--", r" -- ", ("--",)),
+)
+# applied to " " + text + " "
+_TREEBANK_ENDING_QUOTES = _rules(
+    (r"''", " '' ", ("''",)),
+    (r'"', " '' ", ('"',)),
+    (r"([^' ])('[sS]|'[mM]|'[dD]|') ", r"\1 \2 ", ("'",)),
+    (r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r"\1 \2 ", ("'",)),
+)
+# case-insensitive: their needles are tested on the lower-cased text (see treebank_words)
+_TREEBANK_CONTRACTIONS = _rules(*((pattern, r" \1 \2 ", (needle,)) for pattern, needle in (
+    (r"(?i)\b(can)(?#X)(not)\b", "cannot"), (r"(?i)\b(d)(?#X)('ye)\b", "d'ye"),
+    (r"(?i)\b(gim)(?#X)(me)\b", "gimme"), (r"(?i)\b(gon)(?#X)(na)\b", "gonna"),
+    (r"(?i)\b(got)(?#X)(ta)\b", "gotta"), (r"(?i)\b(lem)(?#X)(me)\b", "lemme"),
+    (r"(?i)\b(more)(?#X)('n)\b", "more'n"), (r"(?i)\b(wan)(?#X)(na)(?=\s)", "wanna"),
+    (r"(?i) ('t)(?#X)(is)\b", "'tis"), (r"(?i) ('t)(?#X)(was)\b", "'twas"))))
+
+
+def treebank_words(text: str) -> list[str]:
+    """Penn Treebank word tokens of `text`, exactly as nltk's TreebankWordTokenizer().tokenize(text)."""
+    for pattern, replacement, needles in _TREEBANK_RULES:
+        if needles is None or any(needle in text for needle in needles):
+            text = pattern.sub(replacement, text)
+    text = f" {text} "
+    for pattern, replacement, needles in _TREEBANK_ENDING_QUOTES:
+        if any(needle in text for needle in needles):
+            text = pattern.sub(replacement, text)
+    # The rules only insert spaces from here on, so a needle missing now stays missing. Outside ASCII,
+    # (?i) also matches letters that str.lower() does not map to ASCII (ſ, ı, K), so no test there.
+    lowered = text.lower() if text.isascii() else None
+    for pattern, replacement, (needle,) in _TREEBANK_CONTRACTIONS:
+        if lowered is None or needle in lowered:
+            text = pattern.sub(replacement, text)
+    return text.split()
+
+
+def ptb_words(line: str) -> list[str]:
+    """English tokens by the Penn Treebank rules, each as the user wrote it."""
+    # Keep special tokens such as <unk> whole: the Treebank rules would cut them into < unk >.
+    specials = _SPECIAL.findall(line)
+    if specials:
+        line = _SPECIAL.sub(" onlstmspecialtoken ", line)
+    # Treebank rules know only straight quotes; curly ones come back as written via _as_written.
+    tokens = treebank_words(line.translate(_CURLY_QUOTES))
+    if specials:
+        queue = iter(specials)
+        tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]
+        line = _SPECIAL.sub(lambda m: f" {m.group(0)} ", line)
+    return _as_written(line, tokens)
+
+
+def _as_written(line: str, tokens: list[str]) -> list[str]:
+    """Give the user back the characters they wrote: the Treebank rules rewrite quotes (" → `` or '')
+    and we feed them curly quotes as straight ones."""
+    plain = line.translate(_CURLY_QUOTES)  # same length as line, so positions carry over
+    out, cursor = [], 0
+    for token in tokens:
+        if token in ("``", "''"):
+            found = [(i, len(q)) for q in ('"', "``", "''") if (i := plain.find(q, cursor)) >= 0]
+            at, length = min(found) if found else (-1, 0)
+        else:
+            at, length = plain.find(token, cursor), len(token)
+        if at < 0:  # not found as written: keep the tokenizer's form
+            out.append(token)
+            continue
+        out.append(line[at:at + length])
+        cursor = at + length
+    return out
+
+
+# The "unicode" tokenizer, for languages without rules of their own. A word is a run of letters, marks,
+# digits and format characters (soft hyphen, zero-width joiners), by the `regex` module's \p classes: the
+# standard `re` has no \p, and its \w leaves out combining marks, which would cut Devanagari words apart.
+# Inner apostrophes and hyphens join a word (aujourd'hui, disse-lhe, из-за); every other character is
+# punctuation, a token of its own (a run of the same character, "..." or "--", is one token). Kept whole:
+# numbers with inner separators (3,5 1.000 10:30), abbreviations with inner periods (z.B. U.S. т.е.), and
+# before another word a single capital (initials, French "M.") or a common title or abbreviation below; a
+# final period is always split off. French and Italian elisions are cut after the apostrophe
+# (l'homme → l' homme, dell'anno → dell' anno), as their treebanks do. It is 3 to 4 times as fast as
+# nltk's toktok, which also leaves a period inside a line on its word and cuts aujourd'hui in three.
+_ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Sr", "Sra", "Srta", "Dra", "Mme", "Mlle", "Hr", "Fr",
+                  "Nr", "bzw", "vgl", "usw", "ca", "etc", "Abs", "Jh", "pp", "vs", "cf", "av",
+                  "г", "гг", "см", "др", "ул", "им", "тыс", "млн", "млрд")
+_UNICODE_TOKEN = r"""
+    <\w+>                                              # a special token: <unk>
+  | \p{N}+(?:[.,:/]\p{N}+)+(?![\p{L}\p{M}\p{N}\p{Cf}])  # 3,5  1.000  10:30  1/2
+  | (?:\p{L}{1,4}\.){2,}                               # z.B.  U.S.  a.k.a.
+  | (?:\p{Lu}|(?:ABBREVIATIONS))\.(?=\s+\S)            # M. Dupont, Dr. Müller (not at the end)
+  | [\p{L}\p{M}\p{N}\p{Cf}_]+(?:['’\-][\p{L}\p{M}\p{N}\p{Cf}_]+)*  # words, inner apostrophes and hyphens
+  | ([^\p{L}\p{M}\p{N}\p{Cf}\s])\1*                    # punctuation: one character, or a run of it
+"""
+_ELISION = r"(?i)^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu|dell|nell|dall|sull|all|quell|un)['’](?=\p{L})"
+_unicode_patterns = None
+
+
+def unicode_words(line: str) -> list[str]:
+    """The "unicode" tokenizer's tokens of a line (see above), each a piece of the line as written."""
+    global _unicode_patterns
+    if _unicode_patterns is None:
+        import regex  # (a dependency of nltk's; imported here, as only this tokenizer needs it)
+        words = "|".join(r"\b" + a for a in _ABBREVIATIONS)
+        _unicode_patterns = (regex.compile(_UNICODE_TOKEN.replace("ABBREVIATIONS", words), regex.VERBOSE),
+                             regex.compile(_ELISION))
+    token_pattern, elision = _unicode_patterns
+    tokens = []
+    for match in token_pattern.finditer(line):
+        token = match.group(0)
+        cut = elision.match(token)
+        tokens += [token[:cut.end()], token[cut.end():]] if cut else [token]
+    return tokens
+
+
+def _jieba():
+    global _jieba_module
+    if _jieba_module is None:
+        import jieba
+        jieba.setLogLevel(logging.WARNING)  # its dictionary-loading chatter is not for our users
+        _jieba_module = jieba
+    return _jieba_module
+
+
+
+
+def jieba_words(line: str) -> list[str]:
+    """Chinese words as jieba cuts them."""
+    return [w for w in _jieba().lcut(line.strip()) if w.strip()]
+
+
+# name → the function that cuts a line into the user's tokens (stored in a model file by its name). A new
+# tokenizer is one function and one line here.
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
+    "ptb": ptb_words,          # English: the Penn Treebank rules
+    "jieba": jieba_words,      # Chinese
+    "unicode": unicode_words,  # any other language: words and punctuation by Unicode class
+    "whitespace": str.split,   # files trained before "unicode" existed
+}
