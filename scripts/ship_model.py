@@ -10,12 +10,9 @@ first included; equal by default).
 The parse layer, split rule and ensembling may be chosen on development trees; the card says so.
 """
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from onlstm_cli.modelfile import atomic_save, load_model, model_archive, with_members  # noqa: E402
+from onlstm_cli.modelfile import atomic_save, load_model, model_archive, with_members
 
 ap = argparse.ArgumentParser()
 ap.add_argument("source")
