@@ -39,8 +39,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_speed, beside this file, also when the tests load it by path
 
 from bench_speed import LSTMLanguageModel  # noqa: E402
 from onlstm_cli import fast  # noqa: E402

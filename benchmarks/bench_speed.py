@@ -26,12 +26,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from onlstm_cli.fast import PARSE_KERNEL_CACHE, decoder_loss, size_kernel_cache
+from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from onlstm_cli.fast import PARSE_KERNEL_CACHE, decoder_loss, size_kernel_cache  # noqa: E402
-from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel  # noqa: E402
-
 DATA = ROOT.parent / "shared" / "data"
 
 

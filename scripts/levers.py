@@ -19,13 +19,11 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from onlstm_cli.text.treebanks import read_gold  # noqa: E402
-from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
-from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.distances import combine_distances, sentence_distances  # noqa: E402
-from onlstm_cli.trees import build_tree  # noqa: E402
+from onlstm_cli.text.treebanks import read_gold
+from onlstm_cli.evaluation.metrics import evaluate
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.induction.distances import combine_distances, sentence_distances
+from onlstm_cli.trees import build_tree
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from onlstm_cli.text.formats import to_bracket  # noqa: E402
-from onlstm_cli.modelfile import load_model, validation_history  # noqa: E402
-from onlstm_cli.induction.distances import parse_lines  # noqa: E402
+from onlstm_cli.text.formats import to_bracket
+from onlstm_cli.modelfile import load_model, validation_history
+from onlstm_cli.induction.distances import parse_lines
 
 
 def main() -> None:

@@ -10,21 +10,17 @@ parser, as `--second-round` teaches). The tables give, for every pair, the mean 
 against the other's (symmetric), each model's mean agreement with the others, and each one's agreement with
 right- and left-branching trees of the same sentences, with the right-branching voter's weight that
 `--right-branching auto` gives these models as teachers (one model: only that last table). No gold tree is
-read. models/README.md has what it told about the bundled models' seeds (an odd English seed, yes; the best
+read. docs/experiments/english.md has what it told about the bundled models' seeds (an odd English seed, yes; the best
 seed in both languages, no).
 """
 import argparse
 import itertools
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement  # noqa: E402
-from onlstm_cli.induction.models import ModelCache, resolve_model  # noqa: E402
-from onlstm_cli.training.self_training import (auto_weight, left_branching_spans, right_branching_spans,  # noqa: E402
+from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
+from onlstm_cli.induction.models import ModelCache, resolve_model
+from onlstm_cli.training.self_training import (auto_weight, left_branching_spans, right_branching_spans,
                                                 teacher_trees)
-from onlstm_cli.text.corpus import read_corpus  # noqa: E402
+from onlstm_cli.text.corpus import read_corpus
 
 
 def main() -> None:

@@ -9,16 +9,13 @@ standard deviation and range: what a retrain of one recipe gives.
 """
 import argparse
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from onlstm_cli.text.treebanks import read_gold  # noqa: E402
-from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
-from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.induction.distances import sentence_distances, split_rule  # noqa: E402
-from onlstm_cli.trees import build_tree  # noqa: E402
+from onlstm_cli.text.treebanks import read_gold
+from onlstm_cli.evaluation.metrics import evaluate
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.induction.distances import sentence_distances, split_rule
+from onlstm_cli.trees import build_tree
 
 FIGURES = (("sentence F1", "sentence_f1"), ("corpus F1", "corpus_f1"), ("F1 ≤10", "sentence_f1_len_le_10"))
 

@@ -14,17 +14,14 @@ self_training.auto_weight).
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from onlstm_cli.text.treebanks import read_gold  # noqa: E402
-from onlstm_cli.evaluation.metrics import evaluate  # noqa: E402
-from onlstm_cli.modelfile import load_model  # noqa: E402
-from onlstm_cli.training.self_training import (auto_weight, consensus_heights, layer_trees, vote,  # noqa: E402
-                                                weighing_layer)
-from onlstm_cli.text.corpus import read_corpus  # noqa: E402
-from onlstm_cli.trees import build_tree  # noqa: E402
+from onlstm_cli.text.treebanks import read_gold
+from onlstm_cli.evaluation.metrics import evaluate
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.training.self_training import (auto_weight, consensus_heights, layer_trees, vote,
+                                               weighing_layer)
+from onlstm_cli.text.corpus import read_corpus
+from onlstm_cli.trees import build_tree
 
 
 def voters(teachers: list, sentences: list[list[str]], layers: tuple[int, ...] | None, model_tokens: bool) -> list:
