@@ -20,7 +20,7 @@ tokens; each figure the median of --repeats runs, the models of a comparison alt
       within 1e-4.
 
 Without a CUDA device it exits with code 2. `--device cpu --quick` runs every part tiny on CPU (the C or
-torch cell; the Triton cell's own checks on CPU are tests/test_triton_cell.py): figures on CPU say nothing
+torch cell; the Triton cell's own checks on CPU are tests/fast/test_triton_cell.py): figures on CPU say nothing
 of a GPU, that mode checks that the script runs.
 """
 from __future__ import annotations

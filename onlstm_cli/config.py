@@ -111,7 +111,7 @@ class SelfTrainConfig:
     extra_layers: int = 0  # without teacher_layers: each teacher votes with its parse layer and this many more,
                            # above it (below where it has too few above)
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
-                             # every other span 0 (the literature's students learn the averaged tree, models/README.md)
+                             # every other span 0 (the literature's students learn the averaged tree, docs/experiments/levers.md)
 
 
 @dataclass
@@ -121,13 +121,13 @@ class RecipeConfig:
     lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
                                    # teachers' parse and the span parser
     right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: chosen from
-                                           # the teachers' trees, no gold tree read (models/README.md)
+                                           # the teachers' trees, no gold tree read (docs/experiments/portuguese.md)
     extra_layers: int = 1          # each language model votes with its parse layer and this many more, above it
                                    # (below where it has too few above): layer 3 beside layer 2 made better students,
-                                   # layer 2 beside layer 3 a better Chinese consensus (models/README.md)
+                                   # layer 2 beside layer 3 a better Chinese consensus (docs/experiments/levers.md, chinese.md)
     max_ppl_ratio: float = 1.2     # a language model whose validation perplexity is more than this × the K models'
                                    # median does not vote: a failed run, not a weak seed (far beyond the spread of
-                                   # healthy seeds' perplexities, models/README.md); 0: every model votes
+                                   # healthy seeds' perplexities, docs/experiments/levers.md); 0: every model votes
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
     side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
                                      # (--threads, else one a core), at most K; 1 on a GPU

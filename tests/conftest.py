@@ -18,7 +18,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # Keep torch to one thread: the machine is shared and tiny models gain nothing from more.
 torch.set_num_threads(1)
 
-# Without a GPU, Triton kernels (the optional Triton cell, tests/test_triton_cell.py) can only run in
+# Without a GPU, Triton kernels (the optional Triton cell, tests/fast/test_triton_cell.py) can only run in
 # Triton's interpreter, on CPU tensors. It must be chosen before the first `import triton`: triton's own
 # library functions (tl.cumsum, tl.sum, ...) are defined as kernels then.
 if not torch.cuda.is_available():

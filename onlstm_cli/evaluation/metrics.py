@@ -44,7 +44,7 @@ def pairwise_agreement(trees: list[list[set[Span]]]) -> dict[tuple[int, int], fl
 
 def mutual_agreement(trees: list[list[set[Span]]]) -> list[float]:
     """Each model's mean pairwise_agreement with the others: a seed well below the others is an odd run
-    (models/README.md)."""
+    (docs/experiments/english.md)."""
     pair = pairwise_agreement(trees)
     return [sum(pair[a, b] for b in range(len(trees)) if b != a) / max(len(trees) - 1, 1)
             for a in range(len(trees))]

@@ -113,7 +113,7 @@ _CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 _jieba_module = None
 
 # The Penn Treebank tokenizer's rules (Robert MacIntyre's sed script), in the order and form of nltk's
-# TreebankWordTokenizer (nltk 3.x, Apache 2.0), which tests/test_vocab.py checks this copy against. They
+# TreebankWordTokenizer (nltk 3.x, Apache 2.0), which tests/text/test_tokenizers.py checks this copy against. They
 # live here with the standard `re` because nltk ≥ 3.10 runs every pattern through its `regex`-engine ReDoS
 # guard (these patterns are linear anyway), which made tokenizing the slowest part of `parse`, and because
 # importing nltk costs a quarter of a second at every start. Each rule carries strings one of which the

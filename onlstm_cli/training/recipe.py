@@ -391,7 +391,7 @@ def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
 def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
     """(the language models that vote, by seed; those left out; the median validation perplexity). A model whose
     perplexity is more than max_ratio × the median of all K is a failed run, not a weak seed: perplexity does not
-    rank healthy seeds' trees, but a run that stopped learning pulls every vote down (models/README.md, "A failed
+    rank healthy seeds' trees, but a run that stopped learning pulls every vote down (docs/experiments/levers.md, "A failed
     run does not vote"). The median keeps at least half of the models, so one always votes; 0 keeps every one."""
     teachers = sorted(teachers, key=lambda t: t["seed"])
     known = [t["valid_ppl"] for t in teachers if isinstance(t.get("valid_ppl"), (int, float))]

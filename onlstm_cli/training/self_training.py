@@ -55,7 +55,7 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
     `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
     parser.sentence_distances). `right_branching`: the weight of one more voter, the right-branching tree
     (each teacher weighs 1), a prior toward English-like trees that lifted ON-LSTM ensembles in the
-    literature (models/README.md)."""
+    literature (docs/experiments/levers.md)."""
     trees = [teacher_trees(t, sentences, batch_size, model_tokens, span_parsers) for t in teachers]
     return vote(trees, [len(words) for words in sentences], right_branching)
 
@@ -168,7 +168,7 @@ def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] 
     """The right-branching voter's weight from the teachers' trees of the validation text (no gold tree read):
     K × (their mean agreement with right-branching trees − with left-branching ones) / their mean agreement with
     each other; 0 where that is negative (a language that does not branch to the right) or with one teacher
-    (one teacher and a right-branching voter of weight 1 cost English 4 points, models/README.md).
+    (one teacher and a right-branching voter of weight 1 cost English 4 points, docs/experiments/levers.md).
     Why: left- and right-branching trees share no span, so what a tree shares with the left-branching one is what
     any tree shares with a fixed shape of this text by chance; what the teachers share with right-branching trees
     beyond that, against what they share with each other, is how much of their consensus that prior already is.
@@ -366,7 +366,7 @@ def votes_of(teachers: list[LoadedModel], corpus, valid, train: SelfTrainConfig,
     valid_lengths = [len(s) for s in valid_sentences]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
-    if len(teachers) > 1:  # the seed_agreement of models/README.md, on the validation text: a free sign of an odd run
+    if len(teachers) > 1:  # the seed_agreement of docs/experiments/english.md, on the validation text: a free sign of an odd run
         mutual = mutual_agreement(parse_layers)
         agreement = [round(100 * a, 2) for a in mutual]
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"

@@ -14,7 +14,7 @@ from onlstm_cli.text.treebanks import read_gold, read_predicted
 from onlstm_cli.errors import GoldFormatError, TreeTooDeepError
 from onlstm_cli.trees import build_tree, right_branching, tree_leaves
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CHINESE = ["爱", ["真的", ["需要", "勇气"]]]
 
 

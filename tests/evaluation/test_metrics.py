@@ -11,8 +11,8 @@ from onlstm_cli.evaluation.metrics import (
 )
 from onlstm_cli.trees import baseline_trees, tree_spans
 
-FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[2] / "shared/data"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SHARED = Path(__file__).resolve().parents[3] / "shared/data"
 PTB_DEV = SHARED / "ptb-dev/ptb-dev.trees"
 UD_ZH_DEV = SHARED / "ud-zh-gsdsimp/zh_gsdsimp-ud-dev.conllu"
 

@@ -340,7 +340,7 @@ def test_resolve_model_by_script():
 
 
 def test_bundled_models_dir_is_the_repo_models_folder():
-    here = Path(__file__).resolve().parents[1] / "models"
+    here = Path(__file__).resolve().parents[2] / "models"
     if not any(here.glob("*.onlstm")):
         pytest.skip("no bundled models in the checkout")
     assert models_dir().resolve() == here.resolve()

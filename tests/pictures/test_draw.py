@@ -26,7 +26,7 @@ from onlstm_cli.text.treebanks import read_gold
 from onlstm_cli.evaluation.metrics import evaluate
 from onlstm_cli.trees import baseline_trees, build_tree, left_branching, right_branching, tree_spans
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"
 
 ENGLISH = ("The cat sat on the mat .".split(), [1.0, 0.5, 3.0, 2.0, 1.5, 0.3, None])

@@ -20,7 +20,7 @@ from onlstm_cli.pictures.report_page import tree_from_spans
 from onlstm_cli.trees import build_tree, left_branching, right_branching, tree_spans
 from svg_geometry import SVG, crossings, edge_segments, path_segments, segments_cross, svg_crossings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PTB_VALID = REPO.parent / "shared" / "data" / "ptb-lm" / "ptb.valid.txt"
 
 F = Fraction
