@@ -2,7 +2,8 @@
 
 Nothing in it is a pickled object of ours, so loading a file never runs code from it. Layout (version 1):
 
-    {"format": "onlstm-model", "version": 1, "config": {...ModelConfig}, "state_dict": {name: tensor},
+    {"format": "onlstm-model", "version": 1, "kind": "onlstm" (the model family, MODEL_KINDS; optional,
+     "onlstm" when absent), "config": {...ModelConfig}, "state_dict": {name: tensor},
      "vocab": [word, ...], "tokenizer": {...Tokenizer}, "lang": "en", "parse_layer": 2 (1-based),
      "split": "paper" (the split rule trees are built with; optional, "paper" when absent),
      "combine": "mean" (how an ensemble's distances are combined, see parser.sentence_distances; optional),
@@ -65,6 +66,7 @@ class LoadedModel:
     combine: str = "mean"  # how: "mean", "zscore" or "rank" (parser.sentence_distances)
     weights: list[float] | None = None  # one per model (this one first); None: equal
     span_parser: object = None  # a self-trained SpanParser (span_parser.py): when present, it parses
+    kind: str = "onlstm"  # the model family (MODEL_KINDS), which also says how it teaches (induction/teachers.py)
 
     @property
     def config(self) -> ModelConfig:
@@ -151,6 +153,7 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
     return {
         "format": MODEL_FORMAT,
         "version": FORMAT_VERSION,
+        "kind": "onlstm",
         "config": model.config.to_dict(),
         "state_dict": stored_weights(model, dtype),
         "vocab": list(vocab.itos),
@@ -426,6 +429,16 @@ def span_parser_from_archive(section, vocab_size: int, path: str):
     return parser.eval()
 
 
+# a model file's kind (its family) → the function that builds the loaded model from its archive, as supar keeps a
+# registry of parser classes. A new family is a module with its model and loader, and one line here.
+MODEL_KINDS = {"onlstm": model_from_archive}
+
+
 def load_model(path: str | Path) -> LoadedModel:
-    """Read a model file (or the model inside a training checkpoint)."""
-    return model_from_archive(read_archive(path), str(path))
+    """Read a model file (or the model inside a training checkpoint) by the loader of its kind."""
+    archive = read_archive(path)
+    kind = archive.get("kind", "onlstm")
+    if not isinstance(kind, str) or kind not in MODEL_KINDS:
+        raise ModelFileError(f"{path} holds a model of kind {str(kind)[:40]!r}, which this onlstm cannot read "
+                             f"(it reads {', '.join(MODEL_KINDS)}): a newer onlstm may")
+    return MODEL_KINDS[kind](archive, str(path))

@@ -8,6 +8,9 @@ import pytest
 import torch
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.errors import ModelFileError, TrainingError
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.training.self_training import self_train
 from onlstm_cli.span.model import SpanParser, cky, split_heights, trainable_spans
 from onlstm_cli.trees import build_tree, tree_spans
 
@@ -199,7 +202,7 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
 def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import teacher_spans
+    from onlstm_cli.training.votes import teacher_spans
     first, second = load_model(tiny_model_path), load_model(tiny_model_path)
     second.parse_layer = 3  # another tree for many sentences
     sentences = read_corpus(tiny_corpus["valid"], first.tokenizer)
@@ -380,7 +383,7 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
 def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.distances import sentence_distances
-    from onlstm_cli.training.self_training import teacher_spans
+    from onlstm_cli.training.votes import teacher_spans
     student = load_model(student_path)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]
     own = sentence_distances(student, sentences)  # the span parser's split heights
@@ -392,7 +395,7 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
 
 
 def test_the_auto_right_branching_weight_follows_the_teachers_agreement_with_each_shape():
-    from onlstm_cli.training.self_training import auto_weight, left_branching_spans, right_branching_spans
+    from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans
     lengths = [4, 6, 9]
     right = [right_branching_spans(n) for n in lengths]
     left = [left_branching_spans(n) for n in lengths]
@@ -427,7 +430,7 @@ def test_a_voter_weight_that_is_not_one_is_refused(given):
 
 def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import votes_of
+    from onlstm_cli.training.votes import votes_of
     chinese = tmp_path / "zh.txt"
     chinese.write_text("我们 都 爱 和平 。\n他 喜欢 北京 。\n" * 5, encoding="utf-8")
     lines = []
@@ -438,7 +441,7 @@ def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, 
 def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
     """--targets tree: each sentence's target is the binary tree whose spans' (share − ½) sum highest, every
     one of its spans 1; sentences of several lengths in batches smaller than the corpus."""
-    from onlstm_cli.training.self_training import consensus_targets, vote
+    from onlstm_cli.training.votes import consensus_targets, vote
     rng = random.Random(7)
     lengths = [6, 3, 5, 1, 6, 4]
     trees = [[set(rng.choice(list(all_binary_span_sets(0, n)))) - {(0, n)} for n in lengths] for _ in range(3)]
@@ -455,7 +458,7 @@ def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
 
 
 def test_consensus_targets_drop_a_minority_teachers_spans():
-    from onlstm_cli.training.self_training import consensus_targets, vote
+    from onlstm_cli.training.votes import consensus_targets, vote
     majority, minority = {(0, 2), (2, 5), (3, 5)}, {(1, 5), (1, 4), (2, 4)}
     targets = consensus_targets(vote([[majority], [majority], [minority]], [5]), [5])
     assert targets == [dict.fromkeys(majority, 1.0)]
@@ -472,13 +475,14 @@ def test_targets_are_an_option_of_the_teachers_span_parser_only(runner, tiny_cor
 def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
+    from onlstm_cli.induction.teachers import as_teacher
     from onlstm_cli.training.self_training import check_resumable, run_identity
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
 
     def identity(targets):
-        return run_identity(tiny_corpus["train"], tiny_corpus["valid"], tmp_path / "s.onlstm", [teacher], config,
-                            SelfTrainConfig(targets=targets))
+        return run_identity(tiny_corpus["train"], tiny_corpus["valid"], tmp_path / "s.onlstm", [as_teacher(teacher)],
+                            config, SelfTrainConfig(targets=targets))
     check_resumable({"identity": identity("tree")}, identity("tree"), "s.onlstm.ckpt")
     with pytest.raises(TrainingError, match="other --targets"):
         check_resumable({"identity": identity("shares")}, identity("tree"), "s.onlstm.ckpt")
@@ -487,7 +491,7 @@ def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tm
 def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import layer_trees, teacher_trees
+    from onlstm_cli.induction.teachers import layer_trees, teacher_trees
     teacher = load_model(tiny_model_path)
     sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
     by_layer = layer_trees(teacher, sentences, (1, 2, 3))
@@ -517,19 +521,19 @@ def test_the_extra_voting_layers_lie_above_the_parse_layer_else_below_it():
     """A model that parses with its top layer (the Chinese ones) votes with the layers under it instead of
     with that one alone; --teacher-layers overrides either."""
     from types import SimpleNamespace
-    from onlstm_cli.training.self_training import voting_layers, weighing_layer
+    from onlstm_cli.induction.teachers import voting_layers, weighing_layer
 
     def teacher(parse_layer: int, n_layers: int = 3):
         return SimpleNamespace(parse_layer=parse_layer, config=SimpleNamespace(n_layers=n_layers))
     one_more, two_more = SelfTrainConfig(extra_layers=1), SelfTrainConfig(extra_layers=2)
-    assert voting_layers(teacher(2), one_more) == (2, 3)
-    assert voting_layers(teacher(3), one_more) == (2, 3)
-    assert voting_layers(teacher(1), one_more) == (1, 2)
-    assert voting_layers(teacher(3), two_more) == (1, 2, 3)
-    assert voting_layers(teacher(2), two_more) == (1, 2, 3)
-    assert voting_layers(teacher(1, n_layers=1), two_more) == (1,)
-    assert voting_layers(teacher(3), SelfTrainConfig()) == (3,)
-    assert voting_layers(teacher(3), SelfTrainConfig(teacher_layers=(1,), extra_layers=1)) == (1,)
+    assert voting_layers(teacher(2), one_more.teacher_layers, one_more.extra_layers) == (2, 3)
+    assert voting_layers(teacher(3), one_more.teacher_layers, one_more.extra_layers) == (2, 3)
+    assert voting_layers(teacher(1), one_more.teacher_layers, one_more.extra_layers) == (1, 2)
+    assert voting_layers(teacher(3), two_more.teacher_layers, two_more.extra_layers) == (1, 2, 3)
+    assert voting_layers(teacher(2), two_more.teacher_layers, two_more.extra_layers) == (1, 2, 3)
+    assert voting_layers(teacher(1, n_layers=1), two_more.teacher_layers, two_more.extra_layers) == (1,)
+    assert voting_layers(teacher(3)) == (3,)
+    assert voting_layers(teacher(3), teacher_layers=(1,), extra_layers=1) == (1,)
     # the agreement and the auto weight are read over the parse layer, wherever it stands among the voters
     assert weighing_layer(teacher(3), (2, 3)) == 3 and weighing_layer(teacher(2), (3, 2)) == 2
     assert weighing_layer(teacher(3), (1, 2)) == 1
@@ -541,9 +545,8 @@ def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alon
     every voter, the less alike layers and the doubled K made a Portuguese consensus the right-branching tree.
     The layers' trees are shaped here (the parse layer branches right, layer 3 left) so that the two readings
     differ on any machine; a tiny model's own trees may give both readings the same weight."""
-    from onlstm_cli.training import self_training
-    from onlstm_cli.training.self_training import (auto_weight, left_branching_spans, right_branching_spans,
-                                                    votes_of)
+    from onlstm_cli.induction import teachers as teachers_module
+    from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans, votes_of
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_corpus
 
@@ -551,7 +554,7 @@ def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alon
         shape = {2: right_branching_spans, 3: left_branching_spans}
         return [[shape[layer](len(s)) for s in sentences] for layer in layers]
 
-    monkeypatch.setattr(self_training, "layer_trees", shaped_trees)
+    monkeypatch.setattr(teachers_module, "layer_trees", shaped_trees)
     teachers = [load_model(tiny_model_path), load_model(tiny_model_path)]
     assert teachers[0].parse_layer == 2
     valid = read_corpus(tiny_corpus["valid"], teachers[0].tokenizer)
@@ -576,3 +579,42 @@ def test_bad_teacher_layers_are_refused_in_one_line(layers, message, runner, mod
                                  str(tiny_corpus["valid"]), "--teacher-layers", layers, "-o", str(out)])
     assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
     assert not out.exists()
+
+
+def test_a_new_teacher_family_is_a_class_with_a_name_a_tokenizer_and_trees(tiny_loaded, tiny_corpus, tmp_path):
+    """The Teacher seam (induction/teachers.py): a model family that is no ON-LSTM votes beside one by giving its
+    name, its tokenizer and its voters' trees; self-training learns from its votes without knowing what it is."""
+    from onlstm_cli.induction.teachers import Teacher
+    from onlstm_cli.training.votes import left_branching_spans, votes_of
+
+    class LeftBranchingTeacher:  # a toy family: every sentence's left-branching tree, a single voter
+        name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
+
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+            return [[left_branching_spans(len(s)) for s in sentences]]
+
+    toy = LeftBranchingTeacher()
+    assert isinstance(toy, Teacher)
+    votes = votes_of([toy], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(), lambda line: None,
+                     host=tiny_loaded)
+    assert all(set(spans) == left_branching_spans(len(ids)) and set(spans.values()) <= {1.0}
+               for spans, ids in zip(votes.spans, votes.ids))
+    lines = []
+    config = SpanParserConfig(vocab_size=len(tiny_loaded.vocab), emb_size=20, hidden_size=16, mlp_size=16)
+    result = self_train(tiny_corpus["train"], tmp_path / "toy.onlstm", [toy], tiny_corpus["valid"], config,
+                        SelfTrainConfig(epochs=1, batch_size=8), log=lines.append, host=tiny_loaded)
+    student = load_model(result.out)
+    assert student.span_parser.meta["teacher"] == ["left-branching"] and student.vocab.itos == tiny_loaded.vocab.itos
+    with pytest.raises(TrainingError, match="give `host`"):
+        self_train(tiny_corpus["train"], tmp_path / "none.onlstm", [toy], tiny_corpus["valid"], config,
+                   SelfTrainConfig(epochs=1, batch_size=8), log=lines.append)
+
+
+def test_a_model_file_of_an_unknown_kind_is_refused_in_one_line(tiny_model_path, tmp_path):
+    from onlstm_cli.modelfile import MODEL_KINDS, atomic_save, read_archive
+    archive = read_archive(tiny_model_path)
+    assert archive["kind"] == "onlstm" and "onlstm" in MODEL_KINDS
+    archive["kind"] = "pcfg"
+    atomic_save(archive, tmp_path / "pcfg.onlstm")
+    with pytest.raises(ModelFileError, match="of kind 'pcfg', which this onlstm cannot read"):
+        load_model(tmp_path / "pcfg.onlstm")

@@ -1,0 +1,175 @@
+"""The teachers' votes: each sentence's spans with the share of the voters whose tree has it (the span parser's
+targets), a branching-direction voter whose weight is read from the teachers' own trees, and the votes'
+consensus tree."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from onlstm_cli.config import AUTO, SelfTrainConfig
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
+from onlstm_cli.induction.teachers import as_teacher, teacher_trees
+from onlstm_cli.modelfile import LoadedModel
+from onlstm_cli.span.model import cky
+from onlstm_cli.text.corpus import read_corpus
+from onlstm_cli.text.coverage import coverage_warning
+from onlstm_cli.trees import build_tree, tree_spans
+
+
+def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
+                  model_tokens: bool = True, right_branching: float = 0.0, span_parsers: bool = False) -> list[dict]:
+    """Each (normalized) sentence's constituents (start, end) in the teachers' trees, with the share of the
+    votes whose tree has it (1.0 for every span of a single teacher): the span parser's targets.
+    `model_tokens`: the words are the teachers' tokenizer's own cut (as in training text; see
+    parser.sentence_distances). `right_branching`: the weight of one more voter, the right-branching tree
+    (each teacher weighs 1), a prior toward English-like trees that lifted ON-LSTM ensembles in the
+    literature (docs/experiments/levers.md)."""
+    trees = [teacher_trees(t, sentences, batch_size, model_tokens, span_parsers) for t in teachers]
+    return vote(trees, [len(words) for words in sentences], right_branching)
+
+
+def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0) -> list[dict]:
+    """Each sentence's spans with their share of the votes: every teacher's tree weighs 1, the right-branching
+    tree `right_branching`."""
+    votes: list[dict] = [{} for _ in lengths]
+    total = len(trees) + right_branching
+    for spans_of in trees:
+        for counts, spans in zip(votes, spans_of):
+            for span in spans:
+                counts[span] = counts.get(span, 0.0) + 1.0 / total
+    if right_branching > 0:
+        for counts, n in zip(votes, lengths):
+            for span in right_branching_spans(n):
+                counts[span] = counts.get(span, 0.0) + right_branching / total
+    return votes
+
+
+def consensus_heights(votes: list[dict], lengths: list[int], batch_size: int = 256) -> list[list[int]]:
+    """Each sentence's consensus tree of the votes, as split heights (span_parser.split_heights): the binary
+    tree with the largest sum of (share − ½) over its spans, so a span most voters have counts for it and one
+    that few have counts against it."""
+    heights: list[list[int]] = [[] for _ in lengths]
+    order = sorted(range(len(lengths)), key=lambda k: lengths[k])
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        size = lengths[batch[-1]] + 1
+        scores = torch.full((len(batch), size, size), -0.5)
+        for row, k in enumerate(batch):
+            for (i, j), share in votes[k].items():
+                scores[row, i, j] = share - 0.5
+        for k, height in zip(batch, cky(scores, [lengths[k] for k in batch])):
+            heights[k] = height
+    return heights
+
+
+def consensus_targets(votes: list[dict], lengths: list[int], batch_size: int = 256) -> list[dict]:
+    """--targets tree: each sentence's consensus tree, 1 for its spans and 0 (absent) for every other."""
+    return [dict.fromkeys(tree_spans(build_tree(height, list(range(n)), "symmetric")), 1.0)
+            for height, n in zip(consensus_heights(votes, lengths, batch_size), lengths)]
+
+
+def right_branching_spans(n: int) -> set:
+    return {(start, n) for start in range(1, n - 1)}  # every suffix of two words or more
+
+
+def left_branching_spans(n: int) -> set:
+    return {(0, end) for end in range(2, n)}  # every prefix of two words or more
+
+
+@dataclass
+class AutoWeight:
+    weight: float
+    right: float   # the teachers' mean agreement with right-branching trees (%)
+    left: float    # with left-branching trees
+    mutual: float  # with each other
+
+    def __str__(self) -> str:
+        return (f"{self.weight:.2f} (auto: the teachers' trees of the validation text agree {self.right:.1f} with "
+                f"right-branching trees, {self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other)")
+
+
+def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] | None = None) -> AutoWeight:
+    """The right-branching voter's weight from the teachers' trees of the validation text (no gold tree read):
+    K × (their mean agreement with right-branching trees − with left-branching ones) / their mean agreement with
+    each other; 0 where that is negative (a language that does not branch to the right) or with one teacher
+    (one teacher and a right-branching voter of weight 1 cost English 4 points, docs/experiments/levers.md).
+    Why: left- and right-branching trees share no span, so what a tree shares with the left-branching one is what
+    any tree shares with a fixed shape of this text by chance; what the teachers share with right-branching trees
+    beyond that, against what they share with each other, is how much of their consensus that prior already is.
+    `mutual`: each teacher's mean agreement with the others (metrics.mutual_agreement), where already computed."""
+    k = len(trees)
+    if k < 2:
+        return AutoWeight(0.0, math.nan, math.nan, math.nan)
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    with_right = sum(pairwise_agreement([t, right])[0, 1] for t in trees) / k
+    with_left = sum(pairwise_agreement([t, left])[0, 1] for t in trees) / k
+    mean_mutual = sum(mutual if mutual is not None else mutual_agreement(trees)) / k
+    weight = max(0.0, k * (with_right - with_left) / mean_mutual) if mean_mutual > 0 else 0.0
+    return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mean_mutual)
+
+
+@dataclass
+class Votes:
+    ids: list
+    spans: list
+    valid_ids: list
+    valid_spans: list
+    eos_id: int
+    agreement: list | None = None  # per teacher, with several: its mean agreement with the others (in %)
+    right_branching: float = 0.0   # the right-branching voter's weight in these votes
+
+
+def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
+    """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
+    model file the student is written into; default: the first teacher's). `teachers`: Teachers
+    (induction/teachers.py), or loaded model files, each made the teacher `train` says."""
+    teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
+    host = host or teachers[0].loaded
+    tokenizer, vocab = teachers[0].tokenizer, host.vocab
+    sentences = [s for s in read_corpus(corpus, tokenizer) if len(s) <= train.max_len]
+    valid_sentences = [s for s in read_corpus(valid, tokenizer) if len(s) <= train.max_len]
+    for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
+        message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name)
+        if message:
+            log(f"warning: {message}")
+    names = ", ".join(t.name for t in teachers)
+    log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
+        f"{len(valid_sentences):,} validation sentences")
+    if not sentences or not valid_sentences:
+        raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
+    if any(len(getattr(t, "layers", ())) > 1 for t in teachers):
+        log("each teacher votes with the trees of its layers " + ", ".join(
+            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if hasattr(t, "layers")))
+    train_trees = [t.voter_trees(sentences) for t in teachers]  # one list of trees a voter, per teacher
+    valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
+    weighing = [t.weighing for t in teachers]
+    valid_lengths = [len(s) for s in valid_sentences]
+    parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
+    agreement = mutual = None
+    if len(teachers) > 1:  # the seed_agreement of docs/experiments/english.md, on the validation text: a free sign of an odd run
+        mutual = mutual_agreement(parse_layers)
+        agreement = [round(100 * a, 2) for a in mutual]
+        log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
+            + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
+            + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+    weight = train.right_branching
+    if weight == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
+        # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
+        chosen = auto_weight(parse_layers, valid_lengths, mutual)
+        weight = chosen.weight
+        log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
+            "the right-branching voter's weight: 0 (auto, with one teacher)")
+    train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
+    valid_trees = [trees for own in valid_trees for trees in own]
+    lengths = [len(s) for s in sentences]
+    spans, valid_spans = vote(train_trees, lengths, weight), vote(valid_trees, valid_lengths, weight)
+    if train.targets == "tree":
+        log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
+        spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
+    return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
+                 valid_spans, vocab.eos_id, agreement, weight)
