@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
 from onlstm_cli.errors import PictureFileError
-from onlstm_cli.pictures.draw import SentenceLike, as_item, sentence_svg
+from onlstm_cli.pictures.draw import sentence_svg
+from onlstm_cli.pictures.page import SentenceLike, as_item
 
 PathLike = Union[str, Path]
 
@@ -137,7 +138,7 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
     one SVG a line on `out`, one file a sentence in out_dir, or (html) one page on `out`."""
     from itertools import chain
 
-    from onlstm_cli.pictures.draw import html_page, numbered, sentence_svg
+    from onlstm_cli.pictures.page import html_page, numbered
 
     bars = bars_kind(parser)
     batches = watched(batches)

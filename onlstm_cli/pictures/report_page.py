@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from onlstm_cli.pictures.draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture,
-                                     sentence_svg, text_width)
+from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_svg, text_width
+from onlstm_cli.pictures.page import ROOT_SCRIPT, _page, _svg_size, picture
 from onlstm_cli.trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.

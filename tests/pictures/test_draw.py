@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.pictures.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
-                                      split_order)
+from onlstm_cli.pictures.draw import FONT_FAMILY, sentence_svg, split_order
+from onlstm_cli.pictures.page import MIN_SCALE, NumberedSentence, html_page, numbered
 from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.pictures.report_page import choose_examples, report_html, tree_from_spans
 from onlstm_cli.text.treebanks import read_gold
@@ -342,7 +342,7 @@ def test_report_page_without_layers_or_labels():
 
 
 def test_drawing_imports_nothing_heavy():
-    code = ("import sys, onlstm_cli.pictures.draw; "
+    code = ("import sys, onlstm_cli.pictures.draw, onlstm_cli.pictures.page; "
             "print(sorted(m for m in ('torch', 'rich', 'nltk', 'matplotlib', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -16,7 +16,9 @@ from onlstm_cli.pictures import picture_files
 from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.trees import build_tree
-from test_cli import run  # the CLI through typer's runner, never a traceback
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # test_cli's folder, run alone or not
+from test_cli import run  # noqa: E402  the CLI through typer's runner, never a traceback
 
 GOLD = FIXTURES / "draw_gold.trees"
 PRED_GOLD = FIXTURES / "cli_gold.trees"
