@@ -33,7 +33,8 @@ from onlstm_cli.trees import Tree, fold_tree
 FONT_FAMILY = ("system-ui, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'Source Han Sans CN', "
                "'WenQuanYi Micro Hei', 'WenQuanYi Zen Hei', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
                "'Droid Sans Fallback', sans-serif")
-FONT_SIZE = 14
+FONT_SIZE = 14          # the words
+SMALL_TEXT = 12         # everything else: split numbers, the scale, the legend, the title (page.py keeps it >= 11 px)
 
 MARGIN = 12
 TITLE_HEIGHT = 20
@@ -42,13 +43,12 @@ MIN_COLUMN = 24         # so a bar and a node circle still fit over a one-letter
 BAR_AREA = 72           # height of the tallest bar
 BAR_GAP = 6             # between the tree's leaves and the bar area, and the bars and the words
 WORD_ROW = 22
-NODE_RADIUS = 8
+NODE_RADIUS = 10        # a circle around a two-digit split number
 TREE_HEIGHT_TARGET = 360  # deep trees get a smaller level step, down to MIN_LEVEL_STEP
 MAX_LEVEL_STEP = 30
 MIN_LEVEL_STEP = 2 * NODE_RADIUS + 2  # numbered circles of consecutive levels must not overlap
 MIN_BAR = 3.0           # the smallest bar still shows when a page scales a long sentence down
 SCALE_GUTTER = 52       # right of the bars, for their scale
-LEGEND_SIZE = 11
 
 # What the bars measure, by the kind of model that gave the distances (sentence_svg's `bars`).
 BAR_LEGENDS = {
@@ -60,6 +60,7 @@ BAR_LEGENDS = {
 INK = "#222"
 TREE_INK = "#555"
 BAR_COLOR = "#4a7bd0"
+BELOW_ZERO = "#b9cbed"     # a bar for a distance under the scale's 0
 UNREAD_INK = "#9a9a9a"
 GUIDE_INK = "#d8d8d8"
 
@@ -137,16 +138,16 @@ def _empty_svg(note: str, title: Optional[str]) -> str:
     width, height = 2 * MARGIN + max(text_width(note), text_width(title or "")) + 4, 2 * MARGIN + 44
     parts = [_svg_open(width, height, title)]
     if title:
-        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
                      f'{_text(title)}</text>')
     parts.append(f'<text class="note" x="{MARGIN}" y="{MARGIN + 36}" fill="{UNREAD_INK}">{_text(note)}</text>')
     return "".join(parts) + "</svg>"
 
 
-def _svg_open(width: float, height: float, title: Optional[str], extra: str = "") -> str:
+def _svg_open(width: float, height: float, title: Optional[str]) -> str:
     w, h = _num(width), _num(height)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}"{extra}>')
+            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}">')
     if title:
         head += f"<title>{_text(title)}</title>"
     return head
@@ -180,7 +181,7 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
         x += width
     width = x + MARGIN + (SCALE_GUTTER if legend else 0)
     if legend:
-        width = max(width, 2 * MARGIN + text_width(legend, LEGEND_SIZE))
+        width = max(width, 2 * MARGIN + text_width(legend, SMALL_TEXT))
     width = max(width, min_width)
     step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth)) if depth else 0
     tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
@@ -188,7 +189,7 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
     bars_top = leaf_y + BAR_GAP
     bars_bottom = bars_top + (BAR_AREA if legend else 0)
     word_y = bars_bottom + BAR_GAP + FONT_SIZE
-    legend_y = word_y + WORD_ROW / 2 + LEGEND_SIZE + 4
+    legend_y = word_y + WORD_ROW / 2 + SMALL_TEXT + 4
     height = (legend_y if legend else word_y + WORD_ROW / 2) + MARGIN
     return _Frame(centers, widths, step, tree_top, leaf_y, bars_top, bars_bottom, word_y, legend_y, width, height)
 
@@ -230,10 +231,9 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
         "The tree above, a bar per word for its syntactic distance, the words below."
     if split_numbers:
         description += " The numbers on the tree give the split order: 1 is the root, then row by row."
-    root_x = f' data-root-x="{_num(nodes[0].x)}"'  # for a page that scrolls a wide picture to its root
-    parts = [_svg_open(frame.width, frame.height, title, root_x), f"<desc>{description}</desc>"]
+    parts = [_svg_open(frame.width, frame.height, title), f"<desc>{description}</desc>"]
     if title:
-        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
                      f'{_text(title)}</text>')
     if distances is not None:
         # Guides from each word's line down through the bars, behind everything else. Lines are drawn as
@@ -266,7 +266,8 @@ def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool) -> list[str]:
         marks.append(_node_mark(node, node.x, py, split_numbers))
     parts = [f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>']
     if split_numbers:
-        parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="10" text-anchor="middle">'
+        parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="{SMALL_TEXT}" '
+                     f'font-weight="bold" text-anchor="middle">'
                      f'{"".join(marks)}</g>')
     else:
         parts.append(f'<g class="nodes" fill="{TREE_INK}">{"".join(marks)}</g>')
@@ -294,9 +295,9 @@ def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
     if not numbered:
         return f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{span}</title></circle>'
     label = str(node.order)
-    radius = max(NODE_RADIUS, 3.2 * len(label) + 2)
+    radius = max(NODE_RADIUS, text_width(label, SMALL_TEXT) / 2 + 3)
     return (f'<g><title>split {label}: {span}</title><circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(radius)}"/>'
-            f'<text class="order" x="{_num(x)}" y="{_num(y + 3.5)}" fill="{INK}" stroke="none">{label}</text></g>')
+            f'<text class="order" x="{_num(x)}" y="{_num(y + 4)}" fill="{INK}" stroke="none">{label}</text></g>')
 
 
 def _value(value: float) -> str:
@@ -306,10 +307,13 @@ def _value(value: float) -> str:
 
 def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _Frame, legend: str) -> str:
     """A bar per read word, from the bottom of the bar area up (the tallest is the sentence's largest
-    distance), a scale right of them, and the legend saying what they measure under the words."""
+    distance), a scale from 0 right of them, and the legend saying what they measure under the words.
+
+    A distance below 0 (a word that begins inside a unit the model read is put under every boundary:
+    distances.distances_of_words) is a pale stub at the 0 line: distances and split heights measure from 0,
+    so the scale never starts below it."""
     top, bottom, centers, widths = frame.bars_top, frame.bars_bottom, frame.centers, frame.widths
-    read = [float(d) for d in distances if d is not None]
-    low, high = min(0.0, min(read)), max(read)
+    high = max(float(d) for d in distances if d is not None)
     right = centers[-1] + widths[-1] / 2
     parts = [f'<g class="bars" fill="{BAR_COLOR}">',
              f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" x2="{_num(right)}" '
@@ -317,18 +321,21 @@ def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _F
     for token, d, cx, width in zip(tokens, distances, centers, widths):
         if d is None:
             continue
-        share = (float(d) - low) / (high - low) if high > low else 1.0
+        share = max(0.0, float(d)) / high if high > 0 else 0.0
         height = max(MIN_BAR, share * (bottom - top))  # a zero distance still shows, even scaled down
         bar_width = min(26.0, max(8.0, width * 0.5))
-        parts.append(f'<rect class="bar" x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
+        below = f' class="bar below" fill="{BELOW_ZERO}"' if d < 0 else ' class="bar"'
+        parts.append(f'<rect{below} x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
                      f'width="{_num(bar_width)}" height="{_num(height)}">'
-                     f'<title>{_text(token)}: distance {float(d):.3f}</title></rect>')
+                     f'<title>{_text(token)}: distance {float(d):.3f}{" (below 0)" if d < 0 else ""}</title></rect>')
     parts.append("</g>")
     x = right + 8
-    parts.append(f'<g class="scale" fill="#666" stroke="#999" font-size="{LEGEND_SIZE}">'
+    # The scale in the bars' blue and upright, the split numbers black, bold and circled: a "10" on the
+    # scale reads as a bar height at a glance, never as split 10.
+    parts.append(f'<g class="scale" fill="{BAR_COLOR}" stroke="{BAR_COLOR}" font-size="{SMALL_TEXT}">'
                  f'<path d="M{_num(x)} {_num(top)}V{_num(bottom)}M{_num(x)} {_num(top)}h4M{_num(x)} {_num(bottom)}h4"/>'
-                 f'<text x="{_num(x + 6)}" y="{_num(top + 4)}" stroke="none">{_value(high)}</text>'
-                 f'<text x="{_num(x + 6)}" y="{_num(bottom)}" stroke="none">{_value(low)}</text></g>'
-                 f'<text class="legend" x="{MARGIN}" y="{_num(frame.legend_y)}" font-size="{LEGEND_SIZE}" '
+                 f'<text x="{_num(x + 6)}" y="{_num(top + 4)}" stroke="none">{_value(max(0.0, high))}</text>'
+                 f'<text x="{_num(x + 6)}" y="{_num(bottom)}" stroke="none">0</text></g>'
+                 f'<text class="legend" x="{MARGIN}" y="{_num(frame.legend_y)}" font-size="{SMALL_TEXT}" '
                  f'fill="#666">{_text(legend)}</text>')
     return "".join(parts)

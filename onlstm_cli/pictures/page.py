@@ -7,10 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence, Union
 
-from onlstm_cli.pictures.draw import FONT_FAMILY, INK, _text, sentence_svg
+from onlstm_cli.pictures.draw import FONT_FAMILY, INK, SMALL_TEXT, _text, sentence_svg
 from onlstm_cli.trees import Tree
 
-MIN_SCALE = 0.55        # in a page, pictures shrink to fit down to this share of their size
+MIN_TEXT_PX = 11                    # no text of a picture is drawn smaller, unless the reader zooms out
+MIN_SCALE = MIN_TEXT_PX / SMALL_TEXT  # so pictures shrink to fit their box down to this share of their size
+ZOOMS = (1, 1.5, 2)                 # fixed zooms offered beside "readable" and "fit to width"
 
 
 @dataclass
@@ -42,6 +44,9 @@ def as_item(item: SentenceLike) -> NumberedSentence:
     return NumberedSentence(line, list(tokens), tree, distances)
 
 
+ZOOM_CSS = "".join(f"body:has(#zoom-{int(z * 100)}:checked) .picture svg {{ width: calc(var(--w) * {z}); "
+                   "max-width: none; min-width: 0; }\n" for z in ZOOMS)
+
 PAGE_CSS = f"""
 body {{ font-family: {FONT_FAMILY}; color: {INK}; margin: 1.5em; background: #fff; }}
 h1 {{ font-size: 1.4em; margin: 0 0 .3em; }}
@@ -52,9 +57,14 @@ h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
 .sentence {{ border-top: 1px solid #eee; }}
 .sentence h2 {{ color: #666; font-weight: normal; }}
 .picture {{ overflow-x: auto; }}
-/* A picture shrinks to its box, down to {MIN_SCALE:.0%} of its size (text stays readable); past that the box
-   scrolls sideways, and the page's script scrolls it to the tree's root. --w: the picture's own width. */
-.picture svg {{ display: block; width: 100%; height: auto; max-width: var(--w); min-width: calc(var(--w) * {MIN_SCALE}); }}
+/* A picture shrinks to its box, down to {MIN_SCALE:.0%} of its size (no text under {MIN_TEXT_PX} px); past that the
+   box scrolls sideways, opening at the sentence's start. --w: the picture's own width. The zoom bar's
+   choices (radio buttons: no script; browsers without :has() keep this one) fit every picture to its box
+   or draw them all at a fixed size. */
+.picture svg {{ display: block; width: 100%; height: auto; max-width: var(--w); min-width: calc(var(--w) * {MIN_SCALE:.4f}); }}
+body:has(#zoom-fit:checked) .picture svg {{ min-width: 0; }}
+{ZOOM_CSS}.zoom {{ position: sticky; top: 0; z-index: 1; background: #fff; padding: .3em 0; margin: 0; color: #555; }}
+.zoom label {{ margin-right: .8em; white-space: nowrap; }}
 .pending {{ background: repeating-linear-gradient(90deg, #fafafa 0 12px, #f3f3f3 12px 24px); }}
 .bracket {{ font-family: ui-monospace, monospace; font-size: .85em; color: #333; margin: .3em 0 .8em;
            overflow-wrap: anywhere; white-space: pre-wrap; }}
@@ -63,24 +73,16 @@ th, td {{ padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: rig
 th:first-child, td:first-child {{ text-align: left; }}
 tr.bound td {{ color: #777; font-style: italic; }}
 .charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }}
-/* The report's examples: gold and predicted side by side, each shrunk to its half; stacked when narrow. */
-.pair {{ display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 2em; align-items: end; }}
-@media (max-width: 50em) {{ .pair {{ grid-template-columns: minmax(0, 1fr); }} }}
-.pair figure {{ margin: 0; min-width: 0; }}
-figcaption {{ color: #555; font-size: .9em; }}
+/* The report's examples: the gold tree above the predicted one, both as wide, in one box that scrolls
+   them together: each word of one stands over the same word of the other. */
+.pair .caption {{ color: #555; font-size: .9em; margin: .2em 0; position: sticky; left: 0; }}
 """
 
-# A picture wider than its box (a long sentence on a narrow screen) is scrolled so that the tree's root,
-# which sentence_svg marks with data-root-x, is in the middle of the view rather than off to the right.
-ROOT_SCRIPT = """
-function centreOnRoot(box) {
-  var svg = box.querySelector('svg[data-root-x]');
-  if (!svg || box.scrollWidth <= box.clientWidth) return;
-  var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-  box.scrollLeft = svg.getAttribute('data-root-x') * scale - box.clientWidth / 2;
-}
-document.querySelectorAll('.picture').forEach(centreOnRoot);
-"""
+ZOOM_BAR = ('<p class="zoom">Pictures: '
+            f'<label><input type="radio" name="zoom" id="zoom-readable" checked> readable (text {MIN_TEXT_PX} px '
+            'or more; a wide one scrolls)</label><label><input type="radio" name="zoom" id="zoom-fit"> fit to width'
+            '</label>' + "".join(f'<label><input type="radio" name="zoom" id="zoom-{int(z * 100)}"> {int(z * 100)}%'
+                                 '</label>' for z in ZOOMS) + "</p>")
 
 # Pictures after the first max_eager wait in <template>s; this draws each when it nears the viewport
 # (all at once where IntersectionObserver is missing).
@@ -92,7 +94,6 @@ LAZY_SCRIPT = """
     box.replaceChildren(template.content.cloneNode(true));
     box.classList.remove('pending');
     box.style.minHeight = '';
-    centreOnRoot(box);
   }
   var boxes = document.querySelectorAll('.picture.pending');
   if (!('IntersectionObserver' in window)) { boxes.forEach(show); return; }
@@ -159,11 +160,12 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
     body = [f"<h1>{_text(title)}</h1>",
             f'<p class="meta">{total:,} line{"s" if total != 1 else ""}.</p>',
             '<p class="legend">Each picture: the words at the bottom; above each word a bar for its syntactic '
-            "distance (hover for the value; the scale is right of the bars and the line under the words says "
-            "what they measure; grey words were not read by the model and have none); above the bars, the "
-            "tree the distances give, one row per depth. The numbers on the tree are the split order: 1 is "
-            "the first split (the root, at the largest distance), then row by row, left to right: the "
-            "root's two parts, their parts, and so on. Under each picture, the same tree in brackets.</p>"]
+            "distance (hover for the value; the blue scale is right of the bars and the line under the words "
+            "says what they measure; grey words were not read by the model and have none); above the bars, the "
+            "tree the distances give, one row per depth. The circled numbers on the tree are the split order: "
+            "1 is the first split (the root, at the largest distance), then row by row, left to right: the "
+            "root's two parts, their parts, and so on. Under each picture, the same tree in brackets.</p>",
+            ZOOM_BAR]
     if shown > max_eager:
         body.append(f'<noscript><p class="note">Pictures after the first {max_eager:,} are drawn by a '
                     "small script as you scroll; with scripts off only their brackets show.</p></noscript>")
@@ -176,4 +178,4 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
     body.extend(sections)
     if capped_note:
         body.append(capped_note)
-    return _page(title, body, ROOT_SCRIPT + (LAZY_SCRIPT if shown > max_eager else ""))
+    return _page(title, body, LAZY_SCRIPT if shown > max_eager else "")

@@ -125,7 +125,7 @@ def test_a_full_disk_keeps_the_old_report(runner, monkeypatch, tmp_path):
 
 
 def examples_in(page: str) -> int:
-    return page.count("<figcaption>gold</figcaption>")
+    return page.count('<p class="caption">gold</p>')
 
 
 def test_evaluate_examples_draws_as_many_as_asked(runner, model, tmp_path):
