@@ -108,6 +108,9 @@ def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_d
     from onlstm_cli.errors import TreeTooDeepError
     if fmt in (OutputFormat.svg, OutputFormat.html):
         from onlstm_cli.pictures.picture_files import write_pictures
+        if distances:
+            typer.echo(f"warning: --distances adds nothing to --format {fmt.value}: the picture's bars are the "
+                       "distances (hover a bar for its value)", err=True)
         write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
         return 0
     console = stdout_console(file=out) if fmt == OutputFormat.tree else None

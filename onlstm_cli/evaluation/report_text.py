@@ -16,10 +16,12 @@ def print_report(report: dict) -> None:
     console = stdout_console()
     if not console.is_terminal:
         console = stdout_console(width=160)  # a table in a file or pipe should not wrap at 80 columns
-    title = f"{report['gold']}: {report['sentences']} sentences"
+    # Above the table, not as its title: rich wraps a title to the table's width, anywhere in a path
+    # ("zh" / "-st.onlstm"); printed as is, a path breaks only where the terminal's edge falls, if at all.
+    console.print(f"{report['gold']}: {report['sentences']} sentences", markup=False, highlight=False, soft_wrap=True)
     if "model" in report:
-        title += f" — model {report['model']}"
-    table = Table(title=title)
+        console.print(f"model: {report['model']}", markup=False, highlight=False, soft_wrap=True)
+    table = Table()
     labels = sorted({label for r in report["systems"].values() for label in r["label_recall"]},
                     key=["NP", "VP", "PP", "ADJP", "SBAR"].index)
     for column in ["system", "sentence F1", "corpus F1", "F1 ≤10 words"] + [f"{x} rec." for x in labels]:

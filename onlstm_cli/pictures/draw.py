@@ -1,5 +1,5 @@
-"""Pictures of parses: one sentence as SVG, many sentences as one HTML page (the evaluation report's page
-is report_page.py).
+"""Pictures of parses: one sentence as SVG (many sentences as one HTML page: page.py; the evaluation
+report's page: report_page.py).
 
 The picture is the one the method is explained with: the words along the bottom, a bar above each word
 for its syntactic distance (with a scale, and a legend saying what the numbers are: the ON-LSTM's d_f, or
@@ -13,11 +13,10 @@ splitting; nodes at the same depth split independently of each other, and left-t
 reading order between them. The numbers come from the tree alone, so they are the same for either split
 rule.
 
-Everything is text built with the standard library: no scripts, fonts or images are loaded from anywhere
-(the HTML page has one small inline script, for drawing long pages lazily and scrolling a picture wider
-than the window to its root). CJK words are drawn with the system's fonts through a font-family stack,
+Everything is text built with the standard library: no scripts, fonts or images are loaded from anywhere.
+CJK words are drawn with the system's fonts through a font-family stack,
 and their width is estimated as one em per wide character.
-Nothing heavy is imported here; `formats` and `metrics` are imported by the functions that need them.
+Nothing heavy is imported here.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ import html
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import Optional, Sequence
 
 from onlstm_cli.trees import Tree, fold_tree
 
@@ -34,7 +33,8 @@ from onlstm_cli.trees import Tree, fold_tree
 FONT_FAMILY = ("system-ui, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'Source Han Sans CN', "
                "'WenQuanYi Micro Hei', 'WenQuanYi Zen Hei', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', "
                "'Droid Sans Fallback', sans-serif")
-FONT_SIZE = 14
+FONT_SIZE = 14          # the words
+SMALL_TEXT = 12         # everything else: split numbers, the scale, the legend, the title (page.py keeps it >= 11 px)
 
 MARGIN = 12
 TITLE_HEIGHT = 20
@@ -43,14 +43,12 @@ MIN_COLUMN = 24         # so a bar and a node circle still fit over a one-letter
 BAR_AREA = 72           # height of the tallest bar
 BAR_GAP = 6             # between the tree's leaves and the bar area, and the bars and the words
 WORD_ROW = 22
-NODE_RADIUS = 8
+NODE_RADIUS = 10        # a circle around a two-digit split number
 TREE_HEIGHT_TARGET = 360  # deep trees get a smaller level step, down to MIN_LEVEL_STEP
 MAX_LEVEL_STEP = 30
 MIN_LEVEL_STEP = 2 * NODE_RADIUS + 2  # numbered circles of consecutive levels must not overlap
-MIN_SCALE = 0.55        # in a page, pictures shrink to fit down to this share of their size
 MIN_BAR = 3.0           # the smallest bar still shows when a page scales a long sentence down
 SCALE_GUTTER = 52       # right of the bars, for their scale
-LEGEND_SIZE = 11
 
 # What the bars measure, by the kind of model that gave the distances (sentence_svg's `bars`).
 BAR_LEGENDS = {
@@ -62,6 +60,7 @@ BAR_LEGENDS = {
 INK = "#222"
 TREE_INK = "#555"
 BAR_COLOR = "#4a7bd0"
+BELOW_ZERO = "#b9cbed"     # a bar for a distance under the scale's 0
 UNREAD_INK = "#9a9a9a"
 GUIDE_INK = "#d8d8d8"
 
@@ -139,16 +138,16 @@ def _empty_svg(note: str, title: Optional[str]) -> str:
     width, height = 2 * MARGIN + max(text_width(note), text_width(title or "")) + 4, 2 * MARGIN + 44
     parts = [_svg_open(width, height, title)]
     if title:
-        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
                      f'{_text(title)}</text>')
     parts.append(f'<text class="note" x="{MARGIN}" y="{MARGIN + 36}" fill="{UNREAD_INK}">{_text(note)}</text>')
     return "".join(parts) + "</svg>"
 
 
-def _svg_open(width: float, height: float, title: Optional[str], extra: str = "") -> str:
+def _svg_open(width: float, height: float, title: Optional[str]) -> str:
     w, h = _num(width), _num(height)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}"{extra}>')
+            f'font-family="{_text(FONT_FAMILY)}" font-size="{FONT_SIZE}">')
     if title:
         head += f"<title>{_text(title)}</title>"
     return head
@@ -182,7 +181,7 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
         x += width
     width = x + MARGIN + (SCALE_GUTTER if legend else 0)
     if legend:
-        width = max(width, 2 * MARGIN + text_width(legend, LEGEND_SIZE))
+        width = max(width, 2 * MARGIN + text_width(legend, SMALL_TEXT))
     width = max(width, min_width)
     step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth)) if depth else 0
     tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
@@ -190,7 +189,7 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
     bars_top = leaf_y + BAR_GAP
     bars_bottom = bars_top + (BAR_AREA if legend else 0)
     word_y = bars_bottom + BAR_GAP + FONT_SIZE
-    legend_y = word_y + WORD_ROW / 2 + LEGEND_SIZE + 4
+    legend_y = word_y + WORD_ROW / 2 + SMALL_TEXT + 4
     height = (legend_y if legend else word_y + WORD_ROW / 2) + MARGIN
     return _Frame(centers, widths, step, tree_top, leaf_y, bars_top, bars_bottom, word_y, legend_y, width, height)
 
@@ -232,10 +231,9 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
         "The tree above, a bar per word for its syntactic distance, the words below."
     if split_numbers:
         description += " The numbers on the tree give the split order: 1 is the root, then row by row."
-    root_x = f' data-root-x="{_num(nodes[0].x)}"'  # for a page that scrolls a wide picture to its root
-    parts = [_svg_open(frame.width, frame.height, title, root_x), f"<desc>{description}</desc>"]
+    parts = [_svg_open(frame.width, frame.height, title), f"<desc>{description}</desc>"]
     if title:
-        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="12" fill="#666">'
+        parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
                      f'{_text(title)}</text>')
     if distances is not None:
         # Guides from each word's line down through the bars, behind everything else. Lines are drawn as
@@ -268,7 +266,8 @@ def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool) -> list[str]:
         marks.append(_node_mark(node, node.x, py, split_numbers))
     parts = [f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>']
     if split_numbers:
-        parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="10" text-anchor="middle">'
+        parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="{SMALL_TEXT}" '
+                     f'font-weight="bold" text-anchor="middle">'
                      f'{"".join(marks)}</g>')
     else:
         parts.append(f'<g class="nodes" fill="{TREE_INK}">{"".join(marks)}</g>')
@@ -296,9 +295,9 @@ def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
     if not numbered:
         return f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{span}</title></circle>'
     label = str(node.order)
-    radius = max(NODE_RADIUS, 3.2 * len(label) + 2)
+    radius = max(NODE_RADIUS, text_width(label, SMALL_TEXT) / 2 + 3)
     return (f'<g><title>split {label}: {span}</title><circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(radius)}"/>'
-            f'<text class="order" x="{_num(x)}" y="{_num(y + 3.5)}" fill="{INK}" stroke="none">{label}</text></g>')
+            f'<text class="order" x="{_num(x)}" y="{_num(y + 4)}" fill="{INK}" stroke="none">{label}</text></g>')
 
 
 def _value(value: float) -> str:
@@ -308,10 +307,13 @@ def _value(value: float) -> str:
 
 def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _Frame, legend: str) -> str:
     """A bar per read word, from the bottom of the bar area up (the tallest is the sentence's largest
-    distance), a scale right of them, and the legend saying what they measure under the words."""
+    distance), a scale from 0 right of them, and the legend saying what they measure under the words.
+
+    A distance below 0 (a word that begins inside a unit the model read is put under every boundary:
+    distances.distances_of_words) is a pale stub at the 0 line: distances and split heights measure from 0,
+    so the scale never starts below it."""
     top, bottom, centers, widths = frame.bars_top, frame.bars_bottom, frame.centers, frame.widths
-    read = [float(d) for d in distances if d is not None]
-    low, high = min(0.0, min(read)), max(read)
+    high = max(float(d) for d in distances if d is not None)
     right = centers[-1] + widths[-1] / 2
     parts = [f'<g class="bars" fill="{BAR_COLOR}">',
              f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" x2="{_num(right)}" '
@@ -319,186 +321,21 @@ def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _F
     for token, d, cx, width in zip(tokens, distances, centers, widths):
         if d is None:
             continue
-        share = (float(d) - low) / (high - low) if high > low else 1.0
+        share = max(0.0, float(d)) / high if high > 0 else 0.0
         height = max(MIN_BAR, share * (bottom - top))  # a zero distance still shows, even scaled down
         bar_width = min(26.0, max(8.0, width * 0.5))
-        parts.append(f'<rect class="bar" x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
+        below = f' class="bar below" fill="{BELOW_ZERO}"' if d < 0 else ' class="bar"'
+        parts.append(f'<rect{below} x="{_num(cx - bar_width / 2)}" y="{_num(bottom - height)}" '
                      f'width="{_num(bar_width)}" height="{_num(height)}">'
-                     f'<title>{_text(token)}: distance {float(d):.3f}</title></rect>')
+                     f'<title>{_text(token)}: distance {float(d):.3f}{" (below 0)" if d < 0 else ""}</title></rect>')
     parts.append("</g>")
     x = right + 8
-    parts.append(f'<g class="scale" fill="#666" stroke="#999" font-size="{LEGEND_SIZE}">'
+    # The scale in the bars' blue and upright, the split numbers black, bold and circled: a "10" on the
+    # scale reads as a bar height at a glance, never as split 10.
+    parts.append(f'<g class="scale" fill="{BAR_COLOR}" stroke="{BAR_COLOR}" font-size="{SMALL_TEXT}">'
                  f'<path d="M{_num(x)} {_num(top)}V{_num(bottom)}M{_num(x)} {_num(top)}h4M{_num(x)} {_num(bottom)}h4"/>'
-                 f'<text x="{_num(x + 6)}" y="{_num(top + 4)}" stroke="none">{_value(high)}</text>'
-                 f'<text x="{_num(x + 6)}" y="{_num(bottom)}" stroke="none">{_value(low)}</text></g>'
-                 f'<text class="legend" x="{MARGIN}" y="{_num(frame.legend_y)}" font-size="{LEGEND_SIZE}" '
+                 f'<text x="{_num(x + 6)}" y="{_num(top + 4)}" stroke="none">{_value(max(0.0, high))}</text>'
+                 f'<text x="{_num(x + 6)}" y="{_num(bottom)}" stroke="none">0</text></g>'
+                 f'<text class="legend" x="{MARGIN}" y="{_num(frame.legend_y)}" font-size="{SMALL_TEXT}" '
                  f'fill="#666">{_text(legend)}</text>')
     return "".join(parts)
-
-
-# --- many sentences -----------------------------------------------------------------------------
-
-@dataclass
-class NumberedSentence:
-    """A parsed input line to draw; tree None and no tokens for an empty line."""
-    line: int                                  # 1-based input line number
-    tokens: list[str]
-    tree: Optional[Tree]
-    distances: Optional[list[Optional[float]]]  # per token, None where not read; None: no bars
-    bars: Optional[str] = None                  # what the distances are (sentence_svg's `bars`)
-
-
-SentenceLike = Union[NumberedSentence, tuple]
-
-
-def numbered(parsed: Iterable, start: int = 1,
-             bars: Optional[Callable[[str], Optional[str]]] = None) -> Iterable[NumberedSentence]:
-    """NumberedSentence items from parser.ParsedSentence objects (anything with tokens, tree, distances).
-    bars: what the distances of a sentence's model are, from its `model` (picture_files.bars_kind)."""
-    for line, sentence in enumerate(parsed, start):
-        kind = bars(getattr(sentence, "model", "")) if bars is not None and sentence.tokens else None
-        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances, kind)
-
-
-def as_item(item: SentenceLike) -> NumberedSentence:
-    if isinstance(item, NumberedSentence):
-        return item
-    line, tokens, tree, distances = item
-    return NumberedSentence(line, list(tokens), tree, distances)
-
-
-PAGE_CSS = f"""
-body {{ font-family: {FONT_FAMILY}; color: {INK}; margin: 1.5em; background: #fff; }}
-h1 {{ font-size: 1.4em; margin: 0 0 .3em; }}
-h2 {{ font-size: 1em; margin: 1.2em 0 .3em; }}
-h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
-.legend, .note, .meta {{ color: #555; max-width: 60em; }}
-.note.capped {{ background: #fff4d6; border: 1px solid #e6c36a; padding: .5em .8em; }}
-.sentence {{ border-top: 1px solid #eee; }}
-.sentence h2 {{ color: #666; font-weight: normal; }}
-.picture {{ overflow-x: auto; }}
-/* A picture shrinks to its box, down to {MIN_SCALE:.0%} of its size (text stays readable); past that the box
-   scrolls sideways, and the page's script scrolls it to the tree's root. --w: the picture's own width. */
-.picture svg {{ display: block; width: 100%; height: auto; max-width: var(--w); min-width: calc(var(--w) * {MIN_SCALE}); }}
-.pending {{ background: repeating-linear-gradient(90deg, #fafafa 0 12px, #f3f3f3 12px 24px); }}
-.bracket {{ font-family: ui-monospace, monospace; font-size: .85em; color: #333; margin: .3em 0 .8em;
-           overflow-wrap: anywhere; white-space: pre-wrap; }}
-table {{ border-collapse: collapse; margin: .8em 0; }}
-th, td {{ padding: .25em .7em; border-bottom: 1px solid #e4e4e4; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-tr.bound td {{ color: #777; font-style: italic; }}
-.charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }}
-/* The report's examples: gold and predicted side by side, each shrunk to its half; stacked when narrow. */
-.pair {{ display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 2em; align-items: end; }}
-@media (max-width: 50em) {{ .pair {{ grid-template-columns: minmax(0, 1fr); }} }}
-.pair figure {{ margin: 0; min-width: 0; }}
-figcaption {{ color: #555; font-size: .9em; }}
-"""
-
-# A picture wider than its box (a long sentence on a narrow screen) is scrolled so that the tree's root,
-# which sentence_svg marks with data-root-x, is in the middle of the view rather than off to the right.
-ROOT_SCRIPT = """
-function centreOnRoot(box) {
-  var svg = box.querySelector('svg[data-root-x]');
-  if (!svg || box.scrollWidth <= box.clientWidth) return;
-  var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-  box.scrollLeft = svg.getAttribute('data-root-x') * scale - box.clientWidth / 2;
-}
-document.querySelectorAll('.picture').forEach(centreOnRoot);
-"""
-
-# Pictures after the first max_eager wait in <template>s; this draws each when it nears the viewport
-# (all at once where IntersectionObserver is missing).
-LAZY_SCRIPT = """
-(function () {
-  function show(box) {
-    var template = box.querySelector('template');
-    if (!template) return;
-    box.replaceChildren(template.content.cloneNode(true));
-    box.classList.remove('pending');
-    box.style.minHeight = '';
-    centreOnRoot(box);
-  }
-  var boxes = document.querySelectorAll('.picture.pending');
-  if (!('IntersectionObserver' in window)) { boxes.forEach(show); return; }
-  var watcher = new IntersectionObserver(function (entries) {
-    entries.forEach(function (entry) {
-      if (entry.isIntersecting) { watcher.unobserve(entry.target); show(entry.target); }
-    });
-  }, {rootMargin: '1000px 0px'});
-  boxes.forEach(function (box) { watcher.observe(box); });
-})();
-"""
-
-
-def _page(title: str, body: Sequence[str], script: str = "") -> str:
-    script_tag = f"<script>{script}</script>" if script else ""
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_text(title)}</title><style>{PAGE_CSS}</style></head>\n<body>\n"
-            + "\n".join(body) + f"\n{script_tag}</body></html>\n")
-
-
-def _svg_size(svg: str, which: str) -> str:
-    match = re.search(rf' {which}="([0-9.]+)"', svg)
-    return match.group(1) if match else "120"
-
-
-def picture(svg: str, lazy: bool = False) -> str:
-    """A sentence's SVG in its page box, which scales it to the page (see PAGE_CSS); a lazy one waits in a
-    <template> (drawn by LAZY_SCRIPT) in a box as high as the picture at full size."""
-    style = f"--w:{_svg_size(svg, 'width')}px"
-    if not lazy:
-        return f'<div class="picture" style="{style}">{svg}</div>'
-    return (f'<div class="picture pending" style="{style};min-height:{_svg_size(svg, "height")}px">'
-            f"<template>{svg}</template></div>")
-
-
-def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_eager: int = 200,
-              max_sentences: int = 5000) -> str:
-    """One self-contained HTML page drawing every input line: picture, then the tree in brackets as text.
-
-    Items are NumberedSentence or (line, tokens, tree, distances). The first max_eager pictures are
-    inline; later ones sit in <template> elements that the page's small inline script draws as they
-    scroll into view. Beyond max_sentences, lines are counted but not drawn, and a note says how many
-    were left out and how to get them all (one SVG file per line with --format svg --out-dir).
-    No external scripts, styles, fonts or images.
-    """
-    from onlstm_cli.text.formats import to_bracket
-
-    sections: list[str] = []
-    shown = left_out = 0
-    for item in map(as_item, items):
-        if shown >= max_sentences:
-            left_out += 1
-            continue
-        shown += 1
-        heading = f'<section class="sentence" id="line-{item.line}"><h2>line {item.line}</h2>'
-        if not item.tokens:
-            sections.append(f'{heading}<p class="note">(empty line)</p></section>')
-            continue
-        svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager)
-        sections.append(f'{heading}{svg}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
-
-    total = shown + left_out
-    body = [f"<h1>{_text(title)}</h1>",
-            f'<p class="meta">{total:,} line{"s" if total != 1 else ""}.</p>',
-            '<p class="legend">Each picture: the words at the bottom; above each word a bar for its syntactic '
-            "distance (hover for the value; the scale is right of the bars and the line under the words says "
-            "what they measure; grey words were not read by the model and have none); above the bars, the "
-            "tree the distances give, one row per depth. The numbers on the tree are the split order: 1 is "
-            "the first split (the root, at the largest distance), then row by row, left to right: the "
-            "root's two parts, their parts, and so on. Under each picture, the same tree in brackets.</p>"]
-    if shown > max_eager:
-        body.append(f'<noscript><p class="note">Pictures after the first {max_eager:,} are drawn by a '
-                    "small script as you scroll; with scripts off only their brackets show.</p></noscript>")
-    capped_note = ""
-    if left_out:
-        capped_note = (f'<p class="note capped">Only the first {max_sentences:,} of {total:,} lines are drawn '
-                       f"here: {left_out:,} left out. To draw every line, write one SVG file per line with "
-                       f"<code>onlstm parse --format svg --out-dir DIR</code>.</p>")
-        body.append(capped_note)
-    body.extend(sections)
-    if capped_note:
-        body.append(capped_note)
-    return _page(title, body, ROOT_SCRIPT + (LAZY_SCRIPT if shown > max_eager else ""))

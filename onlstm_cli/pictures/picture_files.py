@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
 from onlstm_cli.errors import PictureFileError
-from onlstm_cli.pictures.draw import SentenceLike, as_item, sentence_svg
+from onlstm_cli.pictures.draw import sentence_svg
+from onlstm_cli.pictures.page import SentenceLike, as_item
 
 PathLike = Union[str, Path]
 
@@ -131,13 +132,19 @@ def bars_kind(parser) -> Callable[[str], Optional[str]]:
     return kind
 
 
+# One <svg> document a line is what a program reading the stream line by line wants, but a file of two or
+# more is no SVG any viewer opens: said once, at the second picture, with the ways to a file that opens.
+SEVERAL_SVGS = ("warning: --format svg writes one <svg> document a line, and a file of several opens in no "
+                "viewer; for pictures to open, use --out-dir DIR (a file a line) or --format html (one page)")
+
+
 def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = False,
                    out_dir: Optional[Path] = None) -> None:
     """`onlstm parse -f svg|html`: batches of parser.ParsedSentence (from `parser`, an api.Parser) drawn as
     one SVG a line on `out`, one file a sentence in out_dir, or (html) one page on `out`."""
     from itertools import chain
 
-    from onlstm_cli.pictures.draw import html_page, numbered, sentence_svg
+    from onlstm_cli.pictures.page import html_page, numbered
 
     bars = bars_kind(parser)
     batches = watched(batches)
@@ -152,8 +159,13 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
             out.write(page[start:start + (1 << 16)])
             out.flush()
         return
+    drawn = 0
     for batch in batches:
         for sentence in batch:
+            if sentence.tree is not None:
+                drawn += 1
+                if drawn == 2:
+                    print(SEVERAL_SVGS, file=sys.stderr)
             out.write(("" if sentence.tree is None else sentence_svg(
                 sentence.tokens, sentence.tree, sentence.distances, bars=bars(sentence.model))) + "\n")
         out.flush()

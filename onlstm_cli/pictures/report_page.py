@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from onlstm_cli.pictures.draw import (MARGIN, ROOT_SCRIPT, _num, _page, _svg_open, _svg_size, _text, picture,
-                                     sentence_svg, text_width)
+from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_svg, text_width
+from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
 from onlstm_cli.trees import Tree, tree_spans
 
 # The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
@@ -308,26 +308,25 @@ def _bars_of(system: str) -> Optional[str]:
 
 
 def _example(example: ReportExample) -> str:
-    """The gold tree beside the predicted one (stacked on narrow screens: PAGE_CSS's .pair)."""
+    """The gold tree above the predicted one, in one box that scrolls both (PAGE_CSS's .pair)."""
     score = f" — sentence F1 {example.f1:.1f}" if example.f1 is not None else ""
     predicted = sentence_svg(example.words, example.predicted, example.distances, bars=_bars_of(example.system))
-    # as wide as the predicted one (which has the bars' scale and legend), so both shrink alike: words align
-    gold = picture(sentence_svg(example.words, example.gold, None, split_numbers=False,
-                                min_width=float(_svg_size(predicted, "width"))))
-    predicted = picture(predicted)
+    width = _svg_size(predicted, "width")
+    # as wide as the predicted one (which has the bars' scale and legend): the two scale alike, and as their
+    # word columns are the same, each gold word stands over its predicted self
+    gold = sentence_svg(example.words, example.gold, None, split_numbers=False, min_width=float(width))
     return (f"<h3>{_text(example.source)}{score}</h3>"
-            f'<div class="pair"><figure>{gold}<figcaption>gold</figcaption></figure>'
-            f"<figure>{predicted}<figcaption>{_text(example.system or 'predicted')}</figcaption></figure></div>")
+            f'<div class="picture pair" style="--w:{width}px"><p class="caption">gold</p>{gold}'
+            f'<p class="caption">{_text(example.system or "predicted")}</p>{predicted}</div>')
 
 
 def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Optional[str] = None) -> str:
-    """The evaluation report as one self-contained HTML page (its one small script only scrolls a picture
-    wider than the window to its tree's root).
+    """The evaluation report as one self-contained HTML page, without scripts.
 
     report: what `onlstm evaluate --json` prints (gold, sentences, split, systems: {name: the dict of
     metrics.evaluate}, upper_bound, and model, layer, valid_ppl, pred, perplexity when present); a single
     metrics.evaluate() result works too. The page has the table of every system with the upper bound,
-    the charts of report_charts, and each example's gold tree beside the predicted one.
+    the charts of report_charts, and each example's gold tree above the predicted one.
     """
     report = _as_report(report)
     title = title or f"onlstm evaluate: {report.get('gold', 'report')}"
@@ -341,8 +340,8 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
             "<h2>Charts</h2>", '<div class="charts">' + "".join(report_charts(report)) + "</div>"]
     if examples:
         body.append("<h2>Examples</h2>")
-        body.append('<p class="legend">Gold tree on the left, predicted tree on the right (gold above on a narrow '
-                    "screen; numbers: split order; bars: the distances it was built from, as the line under the "
-                    "words says).</p>")
+        body.append('<p class="legend">The gold tree above the predicted one, word over word (circled numbers: '
+                    "split order; bars: the distances it was built from, as the line under the words says).</p>")
+        body.append(ZOOM_BAR)
     body.extend(_example(example) for example in examples)
-    return _page(title, body, ROOT_SCRIPT)
+    return _page(title, body)

@@ -76,21 +76,36 @@ def tree_depth(tree: Tree) -> int:
 def to_ascii(tree: Tree) -> str:
     """nltk's text drawing of the tree (Tree.pretty_print), as a string.
 
-    Wide (CJK) characters are counted as one column by nltk, so Chinese drawings come out
-    slightly skewed. nltk draws recursively: a tree nested too deep for it (about a thousand
-    levels: a long sentence parsed into a chain) raises TreeTooDeepError, whose message names
-    the formats that draw any tree.
+    nltk counts a character as one column; a wide (CJK) one takes two on a terminal. So each word whose
+    terminal width (rich's cell_len) differs from its length is drawn as a stand-in of that width, one
+    private-use character repeated, which the word then replaces: the lines stay over their words.
+    nltk draws recursively: a tree nested too deep for it (about a thousand levels: a long sentence
+    parsed into a chain) raises TreeTooDeepError, whose message names the formats that draw any tree.
     """
+    from rich.cells import cell_len
+
+    words = tree_leaves(tree)
+    wide = [word for word in words if cell_len(word) != len(word)]
+    used = set("".join(words))
+    filler = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in used)  # in no word
+
+    def stand_in(word: str) -> str:
+        return filler * cell_len(word) if cell_len(word) != len(word) else word
+
+    drawn = fold_tree(tree, stand_in, lambda children: children) if wide else tree
     buffer = io.StringIO()
     try:
-        to_nltk(tree).pretty_print(stream=buffer)
+        to_nltk(drawn).pretty_print(stream=buffer)
     except RecursionError:
         raise TreeTooDeepError(_too_deep(tree)) from None
     except ValueError as error:  # nltk's own depth limit (MAX_TREE_DEPTH), whose advice is for programmers
         if "MAX_TREE_DEPTH" not in str(error):
             raise
         raise TreeTooDeepError(_too_deep(tree)) from None
-    return buffer.getvalue()
+    if not wide:
+        return buffer.getvalue()
+    words_left = iter(wide)  # the leaves are the drawing's last line, left to right (nltk puts them there)
+    return re.sub(f"{filler}+", lambda _run: next(words_left), buffer.getvalue())
 
 
 def _too_deep(tree: Tree) -> str:

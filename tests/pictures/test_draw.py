@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from onlstm_cli.pictures.draw import (FONT_FAMILY, MIN_SCALE, NumberedSentence, html_page, numbered, sentence_svg,
-                                      split_order)
+from onlstm_cli.pictures.draw import BAR_COLOR, FONT_FAMILY, sentence_svg, split_order
+from onlstm_cli.pictures.page import MIN_SCALE, MIN_TEXT_PX, NumberedSentence, html_page, numbered
 from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.pictures.report_page import choose_examples, report_html, tree_from_spans
 from onlstm_cli.text.treebanks import read_gold
@@ -210,7 +210,8 @@ def test_html_page_draws_every_line_with_its_brackets():
     page = html_page(page_items, title="my <sentences>")
     reader = read_page(page)
     assert reader.inline_svgs == 3 and reader.templates == 0
-    assert reader.scripts == 1 and "centreOnRoot" in page  # only the script that scrolls wide pictures
+    assert reader.scripts == 0  # nothing to draw lazily; the zoom bar is radio buttons and CSS
+    assert 'id="zoom-fit"' in page and 'id="zoom-readable" checked' in page
     assert_self_contained(page)
     assert "<title>my &lt;sentences&gt;</title>" in page
     assert "(S (S (X The) (X cat))" in page  # the bracket line, as text under the picture
@@ -285,24 +286,26 @@ def test_report_page_has_the_table_charts_and_examples():
     page = report_html(report, examples)
     reader = read_page(page)
     assert_self_contained(page)
-    assert reader.scripts == 1 and "centreOnRoot" in page  # only the script that scrolls wide pictures
+    assert reader.scripts == 0 and 'id="zoom-fit"' in page
     for name in report["systems"]:
         assert f"<td>{name}</td>" in page
     assert "upper bound" in page and f"{report['upper_bound']['sentence_f1']:.2f}" in page
     charts = re.findall(r'<svg class="chart"', page)
     assert len(charts) == 3  # F1 by length, per layer, label recall
     assert "F1 by sentence length" in page and "each layer" in page and "by label" in page
-    # each example: the gold tree (no bars) beside the predicted one (bars)
+    # each example: the gold tree (no bars) above the predicted one (bars)
     assert reader.inline_svgs == 3 + 2 * len(examples)
-    assert page.count("<figcaption>gold</figcaption>") == len(examples)
+    assert page.count('<p class="caption">gold</p>') == len(examples)
 
 
 def test_report_pairs_scale_alike_and_say_what_the_bars_are():
     report, examples = cli_like_report()
     page = report_html(report, examples)
-    for pair in re.findall(r'<div class="pair">(.*?)</div></figure></div>', page):
+    pairs = re.findall(r'<div class="picture pair" style="--w:([0-9.]+)px">(.*?)</div>', page)
+    assert len(pairs) == len(examples)
+    for width, pair in pairs:
         widths = re.findall(r'<svg xmlns="[^"]*" width="([0-9.]+)"', pair)
-        assert len(widths) == 2 and widths[0] == widths[1]  # gold as wide as predicted: words line up
+        assert widths == [width, width]  # gold as wide as predicted, in one box: they scale alike
     assert page.count("ON-LSTM syntactic distance d_f") == len(examples)  # system "onlstm (layer 2)"
     assert "parse layer: 2" in page and "split rule: paper" in page and "validation perplexity: 123.40" in page
 
@@ -333,6 +336,41 @@ def test_the_bars_have_a_scale_and_a_legend(bars, says):
     assert by_class(gold, "text", "legend") == []  # no bars, nothing to explain
 
 
+def test_the_scale_starts_at_zero_below_zero_distances_are_pale_stubs():
+    """Issue 41 item 18: in the Chinese report the bars' axis started at -1 (words that begin inside a unit
+    the model read get a distance under every other: distances_of_words)."""
+    tokens = "2008 年 该 工程 并 未 完工".split()
+    distances = [0.0, 2.0, 6.0, 2.0, 4.0, -1.0, 2.0]
+    root = ET.fromstring(sentence_svg(tokens, tree_of(tokens, distances), distances, bars="span"))
+    scale = [g for g in root.iter(SVG + "g") if g.get("class") == "scale"][0]
+    assert [t.text for t in scale.iter(SVG + "text")] == ["6", "0"]
+    below = [e for e in root.iter(SVG + "rect") if e.get("class") == "bar below"]
+    assert len(below) == 1 and below[0].find(SVG + "title").text == "未: distance -1.000 (below 0)"
+    assert float(below[0].get("height")) == 3  # a stub at the 0 line, not a bar reaching under it
+    heights = {e.find(SVG + "title").text.split(":")[0]: float(e.get("height")) for e in by_class(root, "rect", "bar")}
+    assert heights["工程"] == pytest.approx(heights["该"] / 3, abs=0.1)  # measured from 0, not from -1
+
+
+def test_split_numbers_do_not_look_like_the_scale():
+    """Issue 41 item 20: "10" on a 0-10 scale and split 10 looked alike. The scale is the bars' blue and
+    upright; the split numbers are black, bold and circled; no text of a picture is under 12 px."""
+    words = [f"w{k}" for k in range(12)]
+    distances = [float(k % 11) for k in range(12)]
+    root = ET.fromstring(sentence_svg(words, right_branching(words), distances))
+    scale = [g for g in root.iter(SVG + "g") if g.get("class") == "scale"][0]
+    nodes = [g for g in root.iter(SVG + "g") if g.get("class") == "nodes"][0]
+    assert scale.get("fill") == BAR_COLOR and [t.text for t in scale.iter(SVG + "text")] == ["10", "0"]
+    assert nodes.get("font-weight") == "bold"
+    orders = by_class(root, "text", "order")
+    assert "10" in [t.text for t in orders] and {t.get("fill") for t in orders} != {BAR_COLOR}
+    circles = {(c.get("cx"), c.get("cy")): float(c.get("r")) for c in nodes.iter(SVG + "circle")}
+    for text in orders:  # each number inside its circle
+        radius = circles[(text.get("x"), str(float(text.get("y")) - 4).removesuffix(".0"))]
+        assert radius >= len(text.text) * 0.62 * 12 / 2 + 2
+    sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
+    assert min(sizes) >= 12
+
+
 def test_report_page_without_layers_or_labels():
     gold = read_gold(FIXTURES / "draw_gold.trees")
     result = evaluate(gold, baseline_trees([s.words for s in gold], "right"))
@@ -342,7 +380,7 @@ def test_report_page_without_layers_or_labels():
 
 
 def test_drawing_imports_nothing_heavy():
-    code = ("import sys, onlstm_cli.pictures.draw; "
+    code = ("import sys, onlstm_cli.pictures.draw, onlstm_cli.pictures.page; "
             "print(sorted(m for m in ('torch', 'rich', 'nltk', 'matplotlib', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -415,14 +453,25 @@ def screenshot(page_path: Path, png: Path, profile: Path, size: str = "1200,900"
     return png.read_bytes()
 
 
-# Appended to a page: once its own scripts have run, what the browser laid out, as JSON in the DOM.
+# Appended to a page: once its own scripts have run, what the browser laid out, as JSON in the DOM: each
+# picture box, and in it each SVG with its smallest drawn text (px) and its words' centres (from the box).
 PROBE = """<script>
 var found = [];
 document.querySelectorAll('.picture').forEach(function (box) {
-  var svg = box.querySelector('svg'), root = svg.querySelector('.nodes circle');
-  var boxRect = box.getBoundingClientRect(), rootRect = root.getBoundingClientRect();
-  found.push({rootX: rootRect.left + rootRect.width / 2 - boxRect.left, boxWidth: box.clientWidth,
-              drawn: svg.getBoundingClientRect().width, natural: svg.viewBox.baseVal.width,
+  var boxRect = box.getBoundingClientRect(), svgs = [];
+  box.querySelectorAll('svg').forEach(function (svg) {
+    var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width, smallest = 1e9;
+    svg.querySelectorAll('text').forEach(function (text) {
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(text).fontSize) * scale);
+    });
+    var words = Array.prototype.map.call(svg.querySelectorAll('text.word'), function (word) {
+      var r = word.getBoundingClientRect(); return r.left + r.width / 2 - boxRect.left;
+    });
+    svgs.push({drawn: svg.getBoundingClientRect().width, natural: svg.viewBox.baseVal.width,
+               smallestText: smallest, words: words});
+  });
+  found.push({svgs: svgs, drawn: svgs[0].drawn, natural: svgs[0].natural, boxWidth: box.clientWidth,
+              scrollLeft: box.scrollLeft, scrollWidth: box.scrollWidth,
               left: boxRect.left, top: boxRect.top, bottom: boxRect.bottom});
 });
 var out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(found);
@@ -430,10 +479,13 @@ document.body.appendChild(out);
 </script>"""
 
 
-def laid_out(page: str, tmp_path: Path, size: str) -> list[dict]:
-    """Each picture box of the page as a browser of the given window size lays it out (see PROBE)."""
+def laid_out(page: str, tmp_path: Path, size: str, zoom: str = "readable") -> list[dict]:
+    """Each picture box of the page as a browser of the given window size lays it out (see PROBE), with
+    the zoom bar's choice `zoom` (readable, fit, 100, 150, 200) checked."""
     import json
 
+    page = page.replace('id="zoom-readable" checked', 'id="zoom-readable"').replace(f'id="zoom-{zoom}"',
+                                                                                     f'id="zoom-{zoom}" checked')
     page_path = tmp_path / "probed.html"
     page_path.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     command = chromium_command(tmp_path / f"profile-{size}", size) + ["--dump-dom", page_path.resolve().as_uri()]
@@ -483,28 +535,44 @@ def test_pages_render_in_a_browser(tmp_path, which):
         assert blue > 500, "no distance bars drawn"
 
 
-def test_a_wide_picture_shrinks_to_the_page_and_scrolls_to_its_root(tmp_path):
-    """Issue 24: a 60-word sentence was 3,748 px wide with its root off-screen at 1200 px."""
-    words = [f"word{k}" for k in range(60)]  # left-branching: the root is near the right end
+def test_a_long_sentence_opens_at_its_start_readable_and_fits_when_asked(tmp_path):
+    """Issue 41 item 17: a 55-word sentence opened scrolled to its middle, its words about 8 px, its split
+    numbers illegible. Now: the box opens at the first word, no text is drawn under 11 px, and "fit to
+    width" shows the whole picture in the box."""
+    words = [f"word{k}" for k in range(55)]  # left-branching: the root is near the right end
     short = "a short one".split()
-    page = html_page([(1, words, left_branching(words), [1.0] * 60),
+    page = html_page([(1, words, left_branching(words), [1.0] * 55),
                       (2, short, right_branching(short), [1.0, 2.0, 3.0])])
-    wide, narrow = laid_out(page, tmp_path, "1200,900")
-    assert wide["natural"] > 2 * 1200
-    assert MIN_SCALE * wide["natural"] - 1 <= wide["drawn"] < wide["natural"]  # shrunk, but readable
-    assert 0 <= wide["rootX"] <= wide["boxWidth"], "the root is out of view"
+    wide, narrow = laid_out(page, tmp_path, "1400,900")
+    assert wide["natural"] > 2 * 1400 and wide["scrollWidth"] > wide["boxWidth"]  # too wide: it scrolls
+    assert wide["scrollLeft"] == 0 and 0 <= wide["svgs"][0]["words"][0] <= 100  # at its first word
+    assert wide["svgs"][0]["smallestText"] >= MIN_TEXT_PX - 0.01
+    assert MIN_SCALE * wide["natural"] - 1 <= wide["drawn"] < wide["natural"]  # shrunk only so far
     assert narrow["drawn"] == pytest.approx(narrow["natural"], abs=0.5)  # short ones are not blown up
+    fitted = laid_out(page, tmp_path, "1400,900", zoom="fit")[0]
+    assert fitted["drawn"] <= fitted["boxWidth"] and fitted["scrollWidth"] <= fitted["boxWidth"]
+    doubled = laid_out(page, tmp_path, "1400,900", zoom="200")[1]
+    assert doubled["drawn"] == pytest.approx(2 * doubled["natural"], abs=0.5)
 
 
-def test_report_examples_sit_side_by_side_and_stack_when_narrow(tmp_path):
-    page = report_html(*cli_like_report())
-    wide = laid_out(page, tmp_path, "1200,900")
-    gold, predicted = wide[0], wide[1]
-    assert gold["left"] < predicted["left"] and abs(gold["bottom"] - predicted["bottom"]) < 2
-    assert all(box["drawn"] <= 600 for box in wide)  # each in its half
-    narrow = laid_out(page, tmp_path, "500,900")
-    gold, predicted = narrow[0], narrow[1]
-    assert predicted["top"] >= gold["bottom"] and abs(gold["left"] - predicted["left"]) < 2
+def test_report_examples_are_drawn_word_over_word_in_one_box(tmp_path):
+    """Issue 41 item 18: gold and predicted sat side by side at different scales, a 24-word example shrunk
+    to 7 px text with two scrollbars. Now the gold tree stands above the predicted one in one box, each
+    gold word over the same predicted word, no text under 11 px."""
+    report, examples = cli_like_report()
+    words = [f"w{k}" for k in range(24)]
+    examples[0].words, examples[0].gold = words, tree_from_spans(words, [(0, 12), (12, 24), (3, 9)])
+    examples[0].predicted, examples[0].distances = right_branching(words), [float(k % 7) for k in range(24)]
+    page = report_html(report, examples)
+    for size in ("1400,900", "700,900"):
+        boxes = laid_out(page, tmp_path, size)
+        assert len(boxes) == len(examples)
+        for box in boxes:
+            gold, predicted = box["svgs"]
+            assert len(gold["words"]) == len(predicted["words"]) > 0
+            assert gold["words"] == pytest.approx(predicted["words"], abs=0.5)
+            assert min(gold["smallestText"], predicted["smallestText"]) >= MIN_TEXT_PX - 0.01
+            assert box["scrollLeft"] == 0
 
 
 def cjk_font_installed() -> bool:

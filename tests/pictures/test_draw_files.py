@@ -16,7 +16,9 @@ from onlstm_cli.pictures import picture_files
 from onlstm_cli.pictures.picture_files import write_svgs
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.trees import build_tree
-from test_cli import run  # the CLI through typer's runner, never a traceback
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # test_cli's folder, run alone or not
+from test_cli import run  # noqa: E402  the CLI through typer's runner, never a traceback
 
 GOLD = FIXTURES / "draw_gold.trees"
 PRED_GOLD = FIXTURES / "cli_gold.trees"
@@ -123,7 +125,7 @@ def test_a_full_disk_keeps_the_old_report(runner, monkeypatch, tmp_path):
 
 
 def examples_in(page: str) -> int:
-    return page.count("<figcaption>gold</figcaption>")
+    return page.count('<p class="caption">gold</p>')
 
 
 def test_evaluate_examples_draws_as_many_as_asked(runner, model, tmp_path):
@@ -212,3 +214,30 @@ def test_the_legend_says_what_the_bars_of_each_model_are(runner, model_name, say
     assert result.exit_code == 0, result.output
     legend = re.search(r'<text class="legend"[^>]*>([^<]*)<', result.stdout).group(1)
     assert says in legend
+
+
+# --- what the picture formats say -------------------------------------------------------------------
+
+def test_distances_with_a_picture_format_says_the_bars_are_them(runner, model):
+    """Issue 41 item 15: --distances was silently ignored by -f svg and -f html."""
+    for fmt in ("svg", "html"):
+        result = run(runner, ["parse", "--model", model, "-f", fmt, "--distances"], input="the cat sat\n")
+        assert result.exit_code == 0, result.output
+        assert result.stderr.count("warning: --distances adds nothing") == 1, result.stderr
+        assert "<svg" in result.stdout
+    quiet = run(runner, ["parse", "--model", model, "-f", "svg"], input="the cat sat\n")
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+
+
+def test_several_svgs_into_one_stream_point_to_out_dir_once(runner, model, tmp_path):
+    """Issue 41 item 15: three lines with -f svg gave three <svg> documents in one file, which no viewer
+    opens, without a word. One line stays quiet: its output is one valid SVG."""
+    lines = "the cat sat\n\na dog ran\nthe man saw a bird\n"
+    for extra in ([], ["-o", tmp_path / "all.svg"]):
+        result = run(runner, ["parse", "--model", model, "-f", "svg", *extra], input=lines)
+        assert result.exit_code == 0, result.output
+        warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+        assert len(warnings) == 1 and "--out-dir" in warnings[0] and "one <svg> document a line" in warnings[0]
+    one = run(runner, ["parse", "--model", model, "-f", "svg"], input="the cat sat\n")
+    assert one.exit_code == 0 and "warning" not in one.stderr
+    assert one.stdout.count("<svg") == 1

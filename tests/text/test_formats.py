@@ -61,6 +61,32 @@ def test_to_ascii_and_rich_show_every_word():
     assert "[b]" in text and "爱" in text and "勇气" in text
 
 
+def columns(line: str) -> list[tuple[int, int, str]]:
+    """(first terminal column, width, text) of each space-separated piece of a line, wide characters 2."""
+    from rich.cells import cell_len
+    pieces, column = [], 0
+    for piece in line.split(" "):
+        if piece:
+            pieces.append((column, cell_len(piece), piece))
+        column += cell_len(piece) + 1
+    return pieces
+
+
+@pytest.mark.parametrize("tree", [CHINESE, ["同样", ["，", ["施力的", "大小a"]]], [["天安门广场", "é"], ["a", "北"]]],
+                         ids=["chinese", "mixed", "wide-and-combining"])
+def test_to_ascii_keeps_wide_words_under_their_lines(tree):
+    """Issue 41 item 19: nltk counts 天 as one column, a terminal draws it in two, so the lines above
+    Chinese words drifted off them. On a terminal, each word's line must end over the word."""
+    lines = to_ascii(tree).rstrip("\n").split("\n")
+    words, stems = columns(lines[-1]), columns(lines[-2])
+    assert [text for _, _, text in words] == tree_leaves(tree)
+    assert len(stems) == len(words)
+    for (word_at, width, word), (stem_at, _, stem) in zip(words, stems):
+        assert stem == "|" and word_at <= stem_at < word_at + max(width, 1), (word, lines)
+    last = to_ascii(["\ue000天", "b"]).rstrip("\n").split("\n")[-1]  # a word holding a stand-in character
+    assert last.split() == ["\ue000天", "b"]
+
+
 def test_deep_trees_are_fine():
     words = [f"w{i}" for i in range(2000)]
     tree = right_branching(words)
