@@ -104,7 +104,8 @@ class SelfTrainConfig:
     seed: int = 1111
     checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
     right_branching: float | str = 0.0  # the weight of a right-branching tree voting beside the teachers (each
-                                        # weighs 1), or AUTO: from the teachers' trees (self_training.auto_weight)
+                                        # weighs 1), or AUTO: a right- or left-branching tree, the way the
+                                        # teachers' trees lean (votes.auto_weight)
     span_parser_teachers: bool = False  # a second round: self-trained teachers teach with their span parsers' trees
     teacher_layers: tuple[int, ...] = ()  # the language-model layers (1-based) whose trees each teacher votes with,
                                           # each a voter of its own; (): as extra_layers says
@@ -120,8 +121,9 @@ class RecipeConfig:
     seeds: int = 1                 # 1: a plain language model, no recipe
     lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
                                    # teachers' parse and the span parser
-    right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: chosen from
-                                           # the teachers' trees, no gold tree read (docs/experiments/portuguese.md)
+    right_branching: float | str = "auto"  # the right-branching voter's weight in the recipe, AUTO: a branching
+                                           # voter chosen from the teachers' trees, either way, no gold tree read
+                                           # (docs/experiments/portuguese.md)
     extra_layers: int = 1          # each language model votes with its parse layer and this many more, above it
                                    # (below where it has too few above): layer 3 beside layer 2 made better students,
                                    # layer 2 beside layer 3 a better Chinese consensus (docs/experiments/levers.md, chinese.md)

@@ -61,7 +61,8 @@ def span_parser_info(parser) -> dict:
             "recipe": train,
             "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement"),
             "right_branching": meta.get("right_branching", train.get("right_branching") if isinstance(train, dict)
-                                        else None)}  # before auto, the weight given was the weight used
+                                        else None),  # before auto, the weight given was the weight used
+            "left_branching": meta.get("left_branching", 0.0)}
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
@@ -154,8 +155,10 @@ def span_parser_text(span: dict) -> str:
     agreement = span.get("teacher_agreement")
     if isinstance(agreement, list) and agreement:
         text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"
-    if isinstance(span.get("right_branching"), (int, float)) and span["right_branching"] > 0:
-        text += f", and a right-branching tree of weight {span['right_branching']:g}"
+    for direction in ("right", "left"):
+        weight = span.get(f"{direction}_branching")
+        if isinstance(weight, (int, float)) and weight > 0:
+            text += f", and a {direction}-branching tree of weight {weight:g}"
     if span.get("epochs") is not None:
         text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
         if isinstance(span.get("training_seconds"), (int, float)):  # the teachers' parse included

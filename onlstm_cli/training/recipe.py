@@ -330,7 +330,7 @@ class RecipeRun:
         ckpt = checkpoint_path(self.out)
         resume = ckpt if ckpt.exists() else None
         self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
-                 f"(right-branching voter weight {weight_text(self.self_train.right_branching)}) → {self.out}"
+                 f"(branching voter {weight_text(self.self_train.right_branching)}) → {self.out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
         before = time.monotonic()
@@ -344,7 +344,8 @@ class RecipeRun:
         state.stage_seconds["span_parser"] = state.stage_seconds.get("span_parser", 0.0) + time.monotonic() - before
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
-                                 "seconds": round(result.seconds, 1), "right_branching": result.right_branching}
+                                 "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
+                                 "left_branching": result.left_branching}
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         state.save(self.out)
@@ -382,7 +383,7 @@ def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
               "below where it has too few above)" if extra else "parse layer")
     ratio = recipe.max_ppl_ratio
     return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
-            f"models' {layers} weigh 1 each" + (f", a right-branching tree {weight_text(right_branching)}"
+            f"models' {layers} weigh 1 each" + (f", a branching tree ({weight_text(right_branching)})"
                                                 if right_branching else "")
             + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
                "their median does not vote" if ratio else ""))
@@ -508,8 +509,8 @@ def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
 
 
 def weight_text(weight: float | str) -> str:
-    return (f"{AUTO}, from the teachers' agreement with right-branching trees (self_training.auto_weight)"
-            if weight == AUTO else f"{weight:g}")
+    return (f"{AUTO}: a right- or left-branching tree, the way the teachers' trees lean (votes.auto_weight)"
+            if weight == AUTO else f"right-branching, weight {weight:g}")
 
 
 def _rounded(value: float | None, digits: int = 2) -> float | None:

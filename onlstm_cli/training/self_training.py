@@ -43,6 +43,7 @@ class SelfTrainResult:
     stop_signal: int = 0
     teacher_agreement: list | None = None  # with several teachers: each one's mean agreement with the others (%)
     right_branching: float = 0.0  # the right-branching voter's weight the run used (AUTO's included)
+    left_branching: float = 0.0   # the left-branching voter's (AUTO, where the teachers lean left)
 
 
 def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:
@@ -172,7 +173,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
                    {"teacher": [t.name for t in teachers], "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
-                    "right_branching": data.right_branching,
+                    "right_branching": data.right_branching, "left_branching": data.left_branching,
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)
@@ -246,7 +247,8 @@ class _Run:
             raise TrainingError("the time budget ended before a span parser could be validated and saved")
         return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
                                stop == "time", stop == "interrupt", int(signals.caught),
-                               self.meta.get("teacher_agreement"), self.data.right_branching)
+                               self.meta.get("teacher_agreement"), self.data.right_branching,
+                               self.data.left_branching)
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""

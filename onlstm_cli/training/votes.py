@@ -32,19 +32,21 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
     return vote(trees, [len(words) for words in sentences], right_branching)
 
 
-def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0) -> list[dict]:
+def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0,
+         left_branching: float = 0.0) -> list[dict]:
     """Each sentence's spans with their share of the votes: every teacher's tree weighs 1, the right-branching
-    tree `right_branching`."""
+    tree `right_branching` and the left-branching tree `left_branching`."""
     votes: list[dict] = [{} for _ in lengths]
-    total = len(trees) + right_branching
+    total = len(trees) + right_branching + left_branching
     for spans_of in trees:
         for counts, spans in zip(votes, spans_of):
             for span in spans:
                 counts[span] = counts.get(span, 0.0) + 1.0 / total
-    if right_branching > 0:
-        for counts, n in zip(votes, lengths):
-            for span in right_branching_spans(n):
-                counts[span] = counts.get(span, 0.0) + right_branching / total
+    for weight, shape in ((right_branching, right_branching_spans), (left_branching, left_branching_spans)):
+        if weight > 0:
+            for counts, n in zip(votes, lengths):
+                for span in shape(n):
+                    counts[span] = counts.get(span, 0.0) + weight / total
     return votes
 
 
@@ -82,24 +84,36 @@ def left_branching_spans(n: int) -> set:
 
 @dataclass
 class AutoWeight:
-    weight: float
+    weight: float  # of the voter that branches the way the teachers lean
     right: float   # the teachers' mean agreement with right-branching trees (%)
     left: float    # with left-branching trees
     mutual: float  # with each other
 
+    @property
+    def direction(self) -> str:
+        """"right" or "left": the branching tree that votes (right where the teachers lean neither way)."""
+        return "left" if self.left > self.right else "right"
+
+    def weights(self) -> tuple[float, float]:
+        """(the right-branching voter's weight, the left-branching voter's)."""
+        return (0.0, self.weight) if self.direction == "left" else (self.weight, 0.0)
+
     def __str__(self) -> str:
-        return (f"{self.weight:.2f} (auto: the teachers' trees of the validation text agree {self.right:.1f} with "
-                f"right-branching trees, {self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other)")
+        return (f"a {self.direction}-branching voter of weight {self.weight:.2f} (auto: the teachers' trees of the "
+                f"validation text agree {self.right:.1f} with right-branching trees, {self.left:.1f} with "
+                f"left-branching ones, {self.mutual:.1f} with each other)")
 
 
 def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] | None = None) -> AutoWeight:
-    """The right-branching voter's weight from the teachers' trees of the validation text (no gold tree read):
-    K × (their mean agreement with right-branching trees − with left-branching ones) / their mean agreement with
-    each other; 0 where that is negative (a language that does not branch to the right) or with one teacher
-    (one teacher and a right-branching voter of weight 1 cost English 4 points, docs/experiments/levers.md).
-    Why: left- and right-branching trees share no span, so what a tree shares with the left-branching one is what
-    any tree shares with a fixed shape of this text by chance; what the teachers share with right-branching trees
-    beyond that, against what they share with each other, is how much of their consensus that prior already is.
+    """The branching voter's weight from the teachers' trees of the validation text (no gold tree read), in the
+    direction they lean: K × |their mean agreement with right-branching trees − with left-branching ones| / their
+    mean agreement with each other, for the right-branching tree where they lean right and the left-branching tree
+    where they lean left (a head-final language); 0 with one teacher (one teacher and a right-branching voter of
+    weight 1 cost English 4 points, docs/experiments/levers.md).
+    Why: left- and right-branching trees share no span, so what a tree shares with the one is what any tree shares
+    with a fixed shape of this text by chance; what the teachers share with the other beyond that, against what
+    they share with each other, is how much of their consensus that prior already is. Nothing here assumes which
+    way a language branches.
     `mutual`: each teacher's mean agreement with the others (metrics.mutual_agreement), where already computed."""
     k = len(trees)
     if k < 2:
@@ -109,7 +123,7 @@ def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] 
     with_right = sum(pairwise_agreement([t, right])[0, 1] for t in trees) / k
     with_left = sum(pairwise_agreement([t, left])[0, 1] for t in trees) / k
     mean_mutual = sum(mutual if mutual is not None else mutual_agreement(trees)) / k
-    weight = max(0.0, k * (with_right - with_left) / mean_mutual) if mean_mutual > 0 else 0.0
+    weight = k * abs(with_right - with_left) / mean_mutual if mean_mutual > 0 else 0.0
     return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mean_mutual)
 
 
@@ -122,6 +136,7 @@ class Votes:
     eos_id: int
     agreement: list | None = None  # per teacher, with several: its mean agreement with the others (in %)
     right_branching: float = 0.0   # the right-branching voter's weight in these votes
+    left_branching: float = 0.0    # the left-branching voter's (auto, where the teachers lean left)
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
@@ -157,19 +172,19 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
             + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
             + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
-    weight = train.right_branching
-    if weight == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
+    right, left = train.right_branching, 0.0
+    if right == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
         # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
         chosen = auto_weight(parse_layers, valid_lengths, mutual)
-        weight = chosen.weight
-        log(f"the right-branching voter's weight: {chosen}" if len(teachers) > 1 else
-            "the right-branching voter's weight: 0 (auto, with one teacher)")
+        right, left = chosen.weights()
+        log(f"the branching voter: {chosen}" if len(teachers) > 1 else
+            "the branching voter: none (auto, with one teacher)")
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
-    spans, valid_spans = vote(train_trees, lengths, weight), vote(valid_trees, valid_lengths, weight)
+    spans, valid_spans = vote(train_trees, lengths, right, left), vote(valid_trees, valid_lengths, right, left)
     if train.targets == "tree":
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
-                 valid_spans, vocab.eos_id, agreement, weight)
+                 valid_spans, vocab.eos_id, agreement, right, left)

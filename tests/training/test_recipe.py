@@ -82,7 +82,10 @@ def test_the_recipe_weighs_its_right_branching_voter_from_the_teachers_trees_by_
     assert record["options"]["recipe"]["right_branching"] == "auto"
     weight = record["span_parser"]["right_branching"]
     assert isinstance(weight, float) and weight >= 0
-    assert f"the right-branching voter's weight: {weight:.2f} (auto: the teachers' trees" in log
+    left = record["span_parser"]["left_branching"]
+    assert isinstance(left, float) and left >= 0 and (weight == 0 or left == 0)  # one voter, one direction
+    direction, shown = ("left", left) if left > 0 else ("right", weight)
+    assert f"the branching voter: a {direction}-branching voter of weight {shown:.2f} (auto: the teachers' trees" in log
     assert torch.load(out, weights_only=True)["span_parser"]["meta"]["right_branching"] == weight
     from onlstm_cli.info import info_text, model_info
     assert (f"a right-branching tree of weight {weight:g}" in info_text(model_info(out))) == (weight > 0)

@@ -394,14 +394,18 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
         {s: 1.0 for s in tree_spans(build_tree(d, list(range(len(d))), student.split))} for d in lm]
 
 
-def test_the_auto_right_branching_weight_follows_the_teachers_agreement_with_each_shape():
+def test_the_auto_branching_weight_follows_the_teachers_agreement_with_each_shape():
     from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans
     lengths = [4, 6, 9]
     right = [right_branching_spans(n) for n in lengths]
     left = [left_branching_spans(n) for n in lengths]
     assert right[1] == {(1, 6), (2, 6), (3, 6), (4, 6)} and left[0] == {(0, 2), (0, 3)}
     assert auto_weight([right, right, right], lengths).weight == 3  # the prior is the whole consensus: K
-    assert auto_weight([left, left], lengths).weight == 0  # a left-branching language gets no right-branching voter
+    assert auto_weight([right, right, right], lengths).weights() == (3, 0)
+    # a head-final language's teachers lean left: the same weight goes to a left-branching voter
+    leaning_left = auto_weight([left, left], lengths)
+    assert leaning_left.direction == "left" and leaning_left.weights() == (0, 2)
+    assert "a left-branching voter of weight 2.00" in str(leaning_left)
     assert auto_weight([right], lengths).weight == 0  # one teacher: no voter
     # two teachers that share only the last split: each agrees with the other as much as with right-branching
     # trees, and not at all with left-branching ones, so the voter weighs as much as both teachers
@@ -513,7 +517,7 @@ def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, t
     assert any(line.startswith("each teacher votes with the trees of its layers") and line.endswith(" 2+3")
                for line in lines)
     # two voters from one teacher are still one teacher: no right-branching voter (auto is read over teachers)
-    assert "the right-branching voter's weight: 0 (auto, with one teacher)" in lines
+    assert "the branching voter: none (auto, with one teacher)" in lines
     assert list(load_model(tmp_path / "s.onlstm").span_parser.meta["train"]["teacher_layers"]) == [2, 3]
 
 
@@ -618,3 +622,12 @@ def test_a_model_file_of_an_unknown_kind_is_refused_in_one_line(tiny_model_path,
     atomic_save(archive, tmp_path / "pcfg.onlstm")
     with pytest.raises(ModelFileError, match="of kind 'pcfg', which this onlstm cannot read"):
         load_model(tmp_path / "pcfg.onlstm")
+
+
+def test_votes_can_hold_a_left_branching_voter():
+    from onlstm_cli.training.votes import left_branching_spans, vote
+    teacher = [{(1, 4)}]  # one teacher, one sentence of four words
+    votes = vote([teacher], [4], left_branching=1.0)[0]
+    assert votes[(1, 4)] == pytest.approx(0.5)  # the teacher's span: one vote of two
+    assert all(votes[span] == pytest.approx(0.5) for span in left_branching_spans(4))
+    assert vote([teacher], [4], right_branching=1.0, left_branching=1.0)[0][(0, 2)] == pytest.approx(1 / 3)
