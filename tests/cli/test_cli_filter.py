@@ -206,6 +206,38 @@ def test_control_characters_never_reach_the_output(runner, model, fmt):
     assert words == ["the", "cat", "sat", "on", "the", "mat"]  # a control character separates tokens
 
 
+CONTROL_ONLY = ["\x00\x00\x00", "\t\x1b\x7f", "\x85"]  # lines of nothing else
+
+
+@pytest.mark.parametrize("options", [["-f", "bracket"], ["-f", "json"], ["-f", "nltk"], ["-f", "tree"],
+                                     ["--pretokenized"], ["-d"]])
+def test_a_line_of_control_characters_gets_an_empty_line(runner, model, options):
+    text = "".join(f"the cat sat\n{line}\n" for line in CONTROL_ONLY) + "a dog ran\n"
+    result = runner.invoke(app, ["parse", "--model", model, *options], input=text)
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    if options[-1] in ("nltk", "tree"):  # drawings of several lines each: every tree is drawn
+        assert result.stdout.count("sat") == 3 and "ran" in result.stdout
+        return
+    answers = result.stdout.split("\n")
+    assert len(answers) == 8 and answers[1:7:2] == ["", "", ""] and answers[-1] == ""  # line N answers line N
+    assert all("sat" in a for a in answers[0:6:2]) and "ran" in answers[6]
+
+
+def test_a_line_of_control_characters_among_thousands_with_workers(model, tmp_path):
+    """Every line is answered, in blocks read by worker processes too, and into --output."""
+    lines = ["the cat sat"] * 5000 + ["\x00\x00\x00"] + ["a dog ran"] * 10
+    path = tmp_path / "lines.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "trees.txt"
+    proc = onlstm("parse", "--model", model, "-j", "2", "-o", out, path, stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and err == b"", err
+    answers = out.read_text(encoding="utf-8").split("\n")
+    assert len(answers) == len(lines) + 1 and answers[5000] == "" and answers[-1] == ""
+    assert all(a.startswith("(S") for a in answers[:5000] + answers[5001:-1])
+
+
 # --- deep trees -------------------------------------------------------------------------------------------
 
 def test_a_tree_too_deep_to_draw_with_nltk_gets_advice_a_cli_user_can_follow(runner, model, monkeypatch):
