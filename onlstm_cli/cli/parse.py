@@ -13,7 +13,7 @@ from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
 from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.console import stdout_console
-from onlstm_cli.errors import UserError
+from onlstm_cli.errors import OnlstmError, UserError
 from onlstm_cli.text.input_lines import read_input_batches
 
 
@@ -99,7 +99,11 @@ def parse_output(path: Path | None):
         return
     from onlstm_cli.modelfile import atomic_file
     with atomic_file(path, "w", refuse_symlink=True) as f:
-        yield f
+        try:
+            yield f
+        except OnlstmError as error:  # the user is told where their answers are not
+            raise type(error)(f"{error}; nothing written to {path} (--output is written whole only when every "
+                              "line is answered)") from None
 
 
 def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_dir: Path | None) -> int:

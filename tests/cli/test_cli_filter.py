@@ -131,6 +131,22 @@ def test_read_input_batches_gives_what_a_pipe_has_ready(tmp_path):
         sys.stdin = stdin
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("good", [5000, 4096], ids=["inside a block", "first of a block"])
+def test_every_line_before_bad_utf8_is_answered_first(model, tmp_path, jobs, good):
+    """A line that is not UTF-8 ends the parse with one line, after the answers to every line before it,
+    whether it comes inside a block of lines or first in one, with one process or with workers."""
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"the cat sat\n" * good + b"\xff\xfe not UTF-8\n" + b"a dog ran\n" * 3)
+    proc = onlstm("parse", "--model", model, "-j", jobs, stdin=open(path, "rb"), stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0
+    assert err.decode().splitlines() == [f"error: stdin line {good + 1} is not valid UTF-8"]
+    answers = out.decode().splitlines()
+    assert len(answers) == good and all(a.startswith("(S") and "cat" in a for a in answers)
+
+
 # --- empty input ------------------------------------------------------------------------------------------
 
 def test_parse_empty_input_prints_nothing(runner, model):
