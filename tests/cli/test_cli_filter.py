@@ -299,6 +299,14 @@ def test_evaluate_conllu_token_that_heads_itself(runner, tmp_path):
     assert_one_error_line(result, "self.conllu:2", "token 2 is its own head")
 
 
+def test_evaluate_conllu_multiword_range_beyond_the_words_is_one_error_line(runner, tmp_path):
+    gold = tmp_path / "range.conllu"
+    gold.write_text("1-3\tab\t_\t_\t_\t_\t_\t_\t_\t_\n" + conllu_row(1, "a", 0) + conllu_row(2, "b", 1),
+                    encoding="utf-8")
+    result = runner.invoke(app, ["evaluate", "--gold", str(gold), "--pred", str(PRED)])
+    assert_one_error_line(result, "range.conllu:1", "multiword token '1-3' goes beyond the sentence's 2 words")
+
+
 # --- help ---------------------------------------------------------------------------------------------------
 
 def help_text(runner, *args) -> str:
