@@ -121,9 +121,14 @@ class Parser(LineParser, ParserI):
                     yield parse_tree(parsed)
 
     def parse(self, sentence: Sentence) -> ParseTree:
-        """The tree of one sentence, given as text or as a list of tokens."""
-        sentence_line(sentence)  # a bad sentence fails with a message about a sentence, not a list of them
-        return next(self.parse_sents([sentence]))
+        """The tree of one sentence, given as text or as a list (or any iterable) of tokens. A sentence with no
+        words (empty, or only spaces and control characters) raises ValueError: no tree has zero words."""
+        line, as_tokens = sentence_line(sentence)  # read once: an iterator of tokens can be read only once
+        parsed = self._parse([line], self.pretokenized or as_tokens)[0]
+        if not parsed.tokens and not parsed.error:
+            raise ValueError(f"the sentence has no words ({line[:40]!r}): no tree has zero words "
+                             "(parse_sents answers an empty sentence with an empty S)")
+        return parse_tree(parsed)
 
     def parse_all(self, sentence: Sentence) -> list[ParseTree]:
         return [self.parse(sentence)]

@@ -16,11 +16,11 @@ def test_parse_gives_the_tree_parse_lines_gives_as_an_nltk_tree(tiny_model_path)
     parser = Parser.load(tiny_model_path)
     expected = parse_lines(LINES, model=str(tiny_model_path))
     for line, want in zip(LINES, expected):
+        if want.tree is None:  # an empty line: parse_sents gives an empty S, parse refuses it (below)
+            assert next(parser.parse_sents([line])) == nltk.Tree("S", [])
+            continue
         tree = parser.parse(line)
         assert isinstance(tree, nltk.Tree)
-        if want.tree is None:
-            assert tree == nltk.Tree("S", [])
-            continue
         assert tree.leaves() == want.tokens
         # the same tree `onlstm parse -f bracket` prints
         assert nltk.Tree.fromstring(to_bracket(want.tree)) == tree
@@ -40,7 +40,7 @@ def test_parse_sents_streams_in_order_in_batches(tiny_model_path):
     assert first.leaves() == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert len(consumed) < len(LINES) * 3  # it did not read everything before the first tree
     rest = list(trees)
-    assert [t.leaves() for t in [first, *rest]] == [parser.parse(line).leaves() for line in LINES * 3]
+    assert [t.leaves() for t in [first, *rest]] == [parser.parse(line).leaves() if line else [] for line in LINES * 3]
 
 
 def test_tokens_are_kept_as_given_and_distances_come_per_token(tiny_model_path):
@@ -128,7 +128,25 @@ def test_parse_sents_takes_an_iterable_of_sentences(tiny_model_path):
         with pytest.raises(TypeError, match="iterable of sentences"):
             parser.parse_sents(bad)
     assert list(parser.parse_sents(iter([]))) == []
-    assert parser.parse([]) == nltk.Tree("S", [])  # no tokens: an empty tree, as an empty line
+    assert list(parser.parse_sents([[], ""])) == [nltk.Tree("S", [])] * 2  # no words: an empty S, as an empty line
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "\x00", "\x00\x00\x00", "\t\x1b\x7f", "\x85", []],
+                         ids=["empty", "spaces", "NUL", "NULs", "tab ESC DEL", "NEL", "no tokens"])
+def test_parse_refuses_a_sentence_without_words(sentence, tiny_model_path):
+    """parse returns one tree, and no tree has zero words: a clear ValueError, not an empty (S )."""
+    parser = Parser(tiny_model_path)
+    with pytest.raises(ValueError, match="the sentence has no words") as error:
+        parser.parse(sentence)
+    assert "\n" not in str(error.value)
+    assert list(parser.parse_sents([sentence, "The cat sat."]))[0] == nltk.Tree("S", [])  # a line of a stream
+
+
+def test_parse_reads_an_iterator_of_tokens_once(tiny_model_path):
+    parser = Parser(tiny_model_path)
+    assert parser.parse(iter(["the", "cat", "sat"])) == parser.parse(["the", "cat", "sat"])
+    assert parser.parse(iter(["the", "cat", "sat"])).leaves() == ["the", "cat", "sat"]
+    assert parser.parse(token for token in ("a", "dog")).leaves() == ["a", "dog"]
 
 
 BAD_OPTIONS = {
@@ -231,7 +249,7 @@ def test_a_process_pool_maps_parse_to_the_trees_of_this_process(tiny_model_path)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     parser = Parser.load(tiny_model_path)
-    lines = LINES * 3
+    lines = [line for line in LINES * 3 if line]  # (parse refuses an empty line: no tree has zero words)
     # spawn: the workers start without this process's models, so each loads the file from the reference
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         trees = list(pool.map(parser.parse, lines))
@@ -264,4 +282,4 @@ def test_svg_of_any_tree_shape(tiny_model_path):
     svg = deep._repr_svg_()
     assert svg.count('class="word"') == 3000 and "w2999" in svg
     assert "<svg" in ParseTree("S", [])._repr_svg_()  # an empty line
-    assert "<svg" in Parser(tiny_model_path).parse("")._repr_svg_()
+    assert "<svg" in next(Parser(tiny_model_path).parse_sents([""]))._repr_svg_()

@@ -12,25 +12,20 @@ import typer
 from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
 from onlstm_cli.cli.app import friendly_errors
-from onlstm_cli.console import stdout_console
-from onlstm_cli.errors import UserError
+from onlstm_cli.errors import OnlstmError, UserError
 from onlstm_cli.text.input_lines import read_input_batches
+from onlstm_cli.writers import WRITERS, Output, formats_help
 
 
-class OutputFormat(str, Enum):
-    bracket = "bracket"
-    json = "json"
-    nltk = "nltk"
-    tree = "tree"
-    svg = "svg"
-    html = "html"
+# --format's choices: the names of writers.py's table
+OutputFormat = Enum("OutputFormat", {name: name for name in WRITERS}, type=str)
 
 
 @friendly_errors
 def parse(
     files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: zh for lines with CJK characters, else en."),
-    output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing), tree (rich), svg (a picture per sentence: tree, distance bars, split order; one a line, or files with --out-dir) or html (one page for all lines); default: tree on a terminal, else bracket."),
+    output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help=f"{formats_help()}; default: tree on a terminal, else bracket."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="With --format svg: write line-000001.svg … into this folder instead of stdout."),
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
@@ -61,21 +56,14 @@ def parse(
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
     if layer is not None and layer < 1:
         raise UserError("--layer must be at least 1")
-    if files is None and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
-        raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")
-    if output is None and sys.stdout is None:
-        raise UserError("stdout is closed; give --output FILE")
-    if output is not None and out_dir is not None:
-        raise UserError("--output and --out-dir: give one (--out-dir writes a file per sentence)")
-    if files is None and sys.stdin.isatty():
-        raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
-    if out_dir is not None and output_format != OutputFormat.svg:
+    check_streams(files, output, out_dir)
+    fmt = output_format.value if output_format else ("tree" if output is None and sys.stdout.isatty() else "bracket")
+    if out_dir is not None and fmt != "svg":
         raise UserError("--out-dir goes with --format svg")
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
                              warn=False)  # warned below, in this process, whichever processes parse
-    fmt = output_format or (OutputFormat.tree if output is None and sys.stdout.isatty() else OutputFormat.bracket)
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)
@@ -84,10 +72,23 @@ def parse(
         batches = parse_progress.with_progress(batches)
     batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {message}", err=True))
     with parse_output(output) as out:
-        refused = write_parsed(batches, parser, out, fmt, distances, out_dir)
+        write, _ = WRITERS[fmt]
+        refused = write(batches, Output(out, parser, lambda line: typer.echo(line, err=True), distances, out_dir))
     if refused:
         raise UserError(f"{refused} input line{'s' if refused > 1 else ''} not parsed (see above); every other "
                         "line was answered")
+
+
+def check_streams(files: Optional[List[Path]], output: Optional[Path], out_dir: Optional[Path]) -> None:
+    """Refuse, before the model is loaded, an input that cannot be read or an output that cannot be written."""
+    if files is None and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
+        raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")
+    if output is None and sys.stdout is None:
+        raise UserError("stdout is closed; give --output FILE")
+    if output is not None and out_dir is not None:
+        raise UserError("--output and --out-dir: give one (--out-dir writes a file per sentence)")
+    if files is None and sys.stdin.isatty():
+        raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
 
 
 @contextlib.contextmanager
@@ -99,47 +100,9 @@ def parse_output(path: Path | None):
         return
     from onlstm_cli.modelfile import atomic_file
     with atomic_file(path, "w", refuse_symlink=True) as f:
-        yield f
+        try:
+            yield f
+        except OnlstmError as error:  # the user is told where their answers are not
+            raise type(error)(f"{error}; nothing written to {path} (--output is written whole only when every "
+                              "line is answered)") from None
 
-
-def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_dir: Path | None) -> int:
-    """Write each batch's answers to `out` as they come, flushed after each batch; the number of lines refused."""
-    from onlstm_cli.text.formats import distances_text, to_ascii, to_bracket, to_json, to_rich
-    from onlstm_cli.errors import TreeTooDeepError
-    if fmt in (OutputFormat.svg, OutputFormat.html):
-        from onlstm_cli.pictures.picture_files import write_pictures
-        if distances:
-            typer.echo(f"warning: --distances adds nothing to --format {fmt.value}: the picture's bars are the "
-                       "distances (hover a bar for its value)", err=True)
-        write_pictures(batches, parser, out, html=fmt == OutputFormat.html, out_dir=out_dir)
-        return 0
-    console = stdout_console(file=out) if fmt == OutputFormat.tree else None
-    number, refused = 0, 0  # input lines so far, for messages; lines not parsed
-    for batch in batches:
-        for sentence in batch:
-            number += 1
-            if sentence.error:
-                typer.echo(f"error: input line {number}: {sentence.error}", err=True)
-                refused += 1
-            if sentence.tree is None:
-                out.write("\n")
-                continue
-            shown = distances_text(sentence.tokens, sentence.distances) if distances else ""
-            if fmt == OutputFormat.bracket:
-                out.write(to_bracket(sentence.tree) + (f"\t{shown}" if distances else "") + "\n")
-            elif fmt == OutputFormat.json:
-                out.write(to_json(sentence.tree, sentence.distances) + "\n")
-            elif fmt == OutputFormat.nltk:
-                try:
-                    drawing = to_ascii(sentence.tree)
-                except TreeTooDeepError as e:
-                    raise UserError(f"input line {number}: {e}") from None
-                out.write(drawing.rstrip("\n") + "\n")
-                if distances:
-                    out.write(f"distances: {shown}\n")
-            else:
-                console.print(to_rich(sentence.tree))
-                if distances:
-                    console.print(f"distances: {shown}", markup=False)
-        out.flush()
-    return refused

@@ -332,7 +332,7 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     by_model: dict[Path, list[int]] = {}
     fixed = resolve_model(model) if model is not None else None
     for k, line in enumerate(lines):
-        if line.strip():
+        if without_controls(line).strip():  # a line of spaces and control characters is an empty line
             by_model.setdefault(fixed or resolve_model(None, line), []).append(k)
     results: list[ParsedSentence] = [ParsedSentence([], None, []) for _ in lines]
     for path, indices in by_model.items():
@@ -342,7 +342,8 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
             if len(tokens) > MAX_SENTENCE_WORDS:
                 results[k].error = (f"{len(tokens):,} words, more than the {MAX_SENTENCE_WORDS:,} a sentence may "
                                     "have: not parsed")
-        kept = [j for j, k in enumerate(indices) if results[k].error is None]
+        # a line its tokenizer finds no token in is answered as an empty line: no tree has zero words
+        kept = [j for j, k in enumerate(indices) if results[k].error is None and prepared[j][0]]
         indices, prepared = [indices[j] for j in kept], [prepared[j] for j in kept]
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
                                        model_tokens=not pretokenized)

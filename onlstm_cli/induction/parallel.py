@@ -61,12 +61,22 @@ def _parse_batch(lines: list[str]):
 
 def parse_in_workers(parser, batches: Iterable[Sequence[str]], jobs: int, full: int) -> Iterator[list]:
     """Like `parser.parse_batches(batches)`, over `jobs` worker processes. A batch shorter than `full` lines
-    means the input had no more ready: every batch read so far is answered before the next is read."""
+    means the input had no more ready: every batch read so far is answered before the next is read. An
+    OnlstmError from the input (a line that is not UTF-8) comes after the answers to every batch before it."""
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
                                initargs=(parser, max(1, usable_cores() // jobs)))
     pending: deque = deque()
+    batches = iter(batches)
     try:
-        for batch in batches:
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except OnlstmError:  # bad input (a line that is not UTF-8): every line before it is answered first
+                while pending:
+                    yield _result(pending.popleft())
+                raise
             pending.append(pool.submit(_parse_batch, list(batch)))
             while pending and (len(pending) >= 2 * jobs or len(batch) < full or pending[0].done()):
                 yield _result(pending.popleft())

@@ -104,7 +104,7 @@ def _written_tokens(all_words: list[str], kept_positions: list[int], multiword: 
         return None, None
     token_at = {}  # 0-based word position → (multiword token number, its form)
     for number, (first, last, form) in enumerate(multiword):
-        for position in range(first - 1, min(last, len(all_words))):
+        for position in range(first - 1, last):  # (read_conllu checked that the range is inside the sentence)
             token_at[position] = (number, form)
     tokens, token_of_word, index_of = [], [], {}
     for position in kept_positions:
@@ -116,18 +116,43 @@ def _written_tokens(all_words: list[str], kept_positions: list[int], multiword: 
     return tokens, token_of_word
 
 
+def _multiword_range(path: Path, line: int, token_id: str, words_before: int,
+                     previous: list[tuple[int, int, int, str]]) -> tuple[int, int]:
+    """The first and last word id of a multiword token (`3-4`), refused where they do not fit the sentence as
+    CoNLL-U has it: an increasing range that starts at the next word (its line goes right before the words it
+    joins), past the last range. Whether it ends inside the sentence is known at its end (read_conllu)."""
+    where = f"{path}:{line}: multiword token {token_id!r}"
+    first, _, last = token_id.partition("-")
+    if not (first.isdigit() and last.isdigit()):
+        raise GoldFormatError(f"{where}: expected a range of word ids such as 3-4")
+    first, last = int(first), int(last)
+    if first >= last:
+        raise GoldFormatError(f"{where}: a reversed or one-word range (its first word id must be below its last)")
+    if previous and first <= previous[-1][2]:
+        raise GoldFormatError(f"{where} overlaps multiword token {previous[-1][1]}-{previous[-1][2]}")
+    if first != words_before + 1:
+        raise GoldFormatError(f"{where} comes after word {words_before}: a range goes right before its first word, "
+                              f"so it should start at {words_before + 1}")
+    return first, last
+
+
 def read_conllu(path: Path, text: str) -> list[GoldSentence]:
     sentences: list[GoldSentence] = []
     rows: list[tuple[int, list[str]]] = []
-    multiword: list[tuple[int, int, str]] = []  # the block's multiword tokens: first and last word id, form
+    multiword: list[tuple[int, int, int, str]] = []  # the block's multiword tokens: line, first and last word id, form
     block_start: Optional[int] = None
     number = 0  # sentences of the file so far
 
     def finish_block() -> None:
         nonlocal number
+        for line, first, last, _ in multiword:
+            if last > len(rows):
+                raise GoldFormatError(f"{path}:{line}: multiword token '{first}-{last}' goes beyond the sentence's "
+                                      f"{len(rows)} words")
         if rows:
             number += 1
-            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number, multiword)
+            sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number,
+                                         [(first, last, form) for _, first, last, form in multiword])
             if sentence is not None:
                 sentences.append(sentence)
 
@@ -147,9 +172,8 @@ def read_conllu(path: Path, text: str) -> list[GoldSentence]:
         # Multiword tokens (1-2) and empty nodes (1.1) are not words of the basic tree; a multiword token is
         # what the text shows, though (GoldSentence.tokens).
         if "-" in fields[0]:
-            first, _, last = fields[0].partition("-")
-            if first.isdigit() and last.isdigit() and int(first) <= int(last):
-                multiword.append((int(first), int(last), fields[1]))
+            first, last = _multiword_range(path, line_number, fields[0], len(rows), multiword)
+            multiword.append((line_number, first, last, fields[1]))
             continue
         if "." in fields[0]:
             continue

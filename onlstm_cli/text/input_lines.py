@@ -19,7 +19,8 @@ def read_input_batches(files: list[Path], block: int):
 
     A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
     further complete line arrives within STALL_SECONDS, so each line can be answered before the next
-    comes. Invalid UTF-8 is a one-line error; a byte order mark at the start of a source is dropped.
+    comes. Invalid UTF-8 is a one-line error, raised once the lines before it are given out; a byte order
+    mark at the start of a source is dropped.
     """
     for path in files:
         if not path.is_file():
@@ -36,6 +37,8 @@ def read_input_batches(files: list[Path], block: int):
                     try:
                         line = raw.decode("utf-8").rstrip("\r\n")
                     except UnicodeDecodeError:
+                        if lines:
+                            yield lines  # every line before the bad one is answered before the error
                         raise InputError(f"{where} line {number} is not valid UTF-8") from None
                     lines.append(line.removeprefix("\ufeff") if number == 1 else line)
                 yield lines

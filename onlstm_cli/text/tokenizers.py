@@ -11,12 +11,14 @@ import logging
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from typing import Callable, Sequence
 
 
 _NUMBER = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
 _SPECIAL = re.compile(r"<\w+>")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
+_CJK_OR_RUN = re.compile(rf"{_CJK.pattern}|(?:(?!{_CJK.pattern}).)+", re.DOTALL)  # a CJK character, or a run of others
 
 
 def has_cjk(text: str) -> bool:
@@ -61,9 +63,10 @@ class Tokenizer:
         return token
 
     def units(self, token: str) -> list[str]:
-        """What a character model reads for one normalized token: each character of a CJK word, else the
-        token. A character model has no unknown words however the text is segmented."""
-        return list(token) if self.characters and has_cjk(token) else [token]
+        """What a character model reads for one normalized token: each CJK character of it, and its runs of
+        other characters (Latin, Cyrillic, digits) whole; a token without CJK is one unit. A character model
+        has no unknown CJK words however the text is segmented."""
+        return _CJK_OR_RUN.findall(token) if self.characters and has_cjk(token) else [token]
 
     def reads_words_as_given(self, recut: bool = True) -> bool:
         """True when the model reads a sentence's words as they are (see `reading`)."""
@@ -98,7 +101,7 @@ class Tokenizer:
             # a number as a number: jieba would join the letter N to the character after it (N年)
             text += "0" if word == "N" and self.numbers_to_n else word
         units, unit_at, offset = [], {}, 0
-        for piece in _jieba().lcut(text):
+        for piece in jieba_cut(text):
             if piece.strip():
                 unit_at[offset] = len(units)
                 units.append(self.normalize(piece))  # the same form again, and 0 → N
@@ -258,11 +261,29 @@ def _jieba():
     return _jieba_module
 
 
+def _is_word_piece(piece: str) -> bool:
+    """Letters, marks, digits (and format characters, such as zero-width joiners) of a script other than CJK."""
+    return not has_cjk(piece) and all(unicodedata.category(ch)[0] in "LMN" or unicodedata.category(ch) == "Cf"
+                                      for ch in piece)
+
+
+def jieba_cut(text: str) -> list[str]:
+    """jieba's pieces of a text, spaces included (their lengths add up to the text's), except that a word of
+    another script stays whole: jieba knows Chinese and ASCII only, and cuts кошка, Ελλάδα or naïve a letter
+    at a time. Pieces of ASCII alone are jieba's, as in a jieba model's training text."""
+    pieces: list[str] = []
+    for is_word, run in groupby(_jieba().lcut(text), key=_is_word_piece):
+        run = list(run)
+        if is_word and len(run) > 1 and not all(piece.isascii() for piece in run):
+            pieces.append("".join(run))
+        else:
+            pieces.extend(run)
+    return pieces
 
 
 def jieba_words(line: str) -> list[str]:
-    """Chinese words as jieba cuts them."""
-    return [w for w in _jieba().lcut(line.strip()) if w.strip()]
+    """Chinese words as jieba cuts them; a word of another script whole (jieba_cut)."""
+    return [w for w in jieba_cut(line.strip()) if w.strip()]
 
 
 # name → the function that cuts a line into the user's tokens (stored in a model file by its name). A new

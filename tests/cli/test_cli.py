@@ -499,6 +499,11 @@ def test_subprocess_parse_with_bundled_chinese_model():
     assert len(leaves) >= 2 and "".join(leaves) == "爱真的需要勇气"
 
 
+def test_subprocess_parse_of_mixed_scripts_keeps_each_word_of_another_script_whole():
+    leaves = bundled_parse_leaves("zh.onlstm", "我爱кошка和 naïve Ελλάδα")
+    assert leaves == ["我", "爱", "кошка", "和", "naïve", "Ελλάδα"]
+
+
 def test_subprocess_error_is_one_line():
     proc = run_module(["parse", "--model", "/nonexistent/dir/x.onlstm"], "the cat\n")
     stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -131,6 +131,22 @@ def test_read_input_batches_gives_what_a_pipe_has_ready(tmp_path):
         sys.stdin = stdin
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("good", [5000, 4096], ids=["inside a block", "first of a block"])
+def test_every_line_before_bad_utf8_is_answered_first(model, tmp_path, jobs, good):
+    """A line that is not UTF-8 ends the parse with one line, after the answers to every line before it,
+    whether it comes inside a block of lines or first in one, with one process or with workers."""
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"the cat sat\n" * good + b"\xff\xfe not UTF-8\n" + b"a dog ran\n" * 3)
+    proc = onlstm("parse", "--model", model, "-j", jobs, stdin=open(path, "rb"), stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0
+    assert err.decode().splitlines() == [f"error: stdin line {good + 1} is not valid UTF-8"]
+    answers = out.decode().splitlines()
+    assert len(answers) == good and all(a.startswith("(S") and "cat" in a for a in answers)
+
+
 # --- empty input ------------------------------------------------------------------------------------------
 
 def test_parse_empty_input_prints_nothing(runner, model):
@@ -206,6 +222,38 @@ def test_control_characters_never_reach_the_output(runner, model, fmt):
     assert words == ["the", "cat", "sat", "on", "the", "mat"]  # a control character separates tokens
 
 
+CONTROL_ONLY = ["\x00\x00\x00", "\t\x1b\x7f", "\x85"]  # lines of nothing else
+
+
+@pytest.mark.parametrize("options", [["-f", "bracket"], ["-f", "json"], ["-f", "nltk"], ["-f", "tree"],
+                                     ["--pretokenized"], ["-d"]])
+def test_a_line_of_control_characters_gets_an_empty_line(runner, model, options):
+    text = "".join(f"the cat sat\n{line}\n" for line in CONTROL_ONLY) + "a dog ran\n"
+    result = runner.invoke(app, ["parse", "--model", model, *options], input=text)
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    if options[-1] in ("nltk", "tree"):  # drawings of several lines each: every tree is drawn
+        assert result.stdout.count("sat") == 3 and "ran" in result.stdout
+        return
+    answers = result.stdout.split("\n")
+    assert len(answers) == 8 and answers[1:7:2] == ["", "", ""] and answers[-1] == ""  # line N answers line N
+    assert all("sat" in a for a in answers[0:6:2]) and "ran" in answers[6]
+
+
+def test_a_line_of_control_characters_among_thousands_with_workers(model, tmp_path):
+    """Every line is answered, in blocks read by worker processes too, and into --output."""
+    lines = ["the cat sat"] * 5000 + ["\x00\x00\x00"] + ["a dog ran"] * 10
+    path = tmp_path / "lines.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "trees.txt"
+    proc = onlstm("parse", "--model", model, "-j", "2", "-o", out, path, stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and err == b"", err
+    answers = out.read_text(encoding="utf-8").split("\n")
+    assert len(answers) == len(lines) + 1 and answers[5000] == "" and answers[-1] == ""
+    assert all(a.startswith("(S") for a in answers[:5000] + answers[5001:-1])
+
+
 # --- deep trees -------------------------------------------------------------------------------------------
 
 def test_a_tree_too_deep_to_draw_with_nltk_gets_advice_a_cli_user_can_follow(runner, model, monkeypatch):
@@ -249,6 +297,14 @@ def test_evaluate_conllu_token_that_heads_itself(runner, tmp_path):
     gold.write_text(conllu_row(1, "a", 0) + conllu_row(2, "b", 2), encoding="utf-8")
     result = runner.invoke(app, ["evaluate", "--gold", str(gold), "--pred", str(PRED)])
     assert_one_error_line(result, "self.conllu:2", "token 2 is its own head")
+
+
+def test_evaluate_conllu_multiword_range_beyond_the_words_is_one_error_line(runner, tmp_path):
+    gold = tmp_path / "range.conllu"
+    gold.write_text("1-3\tab\t_\t_\t_\t_\t_\t_\t_\t_\n" + conllu_row(1, "a", 0) + conllu_row(2, "b", 1),
+                    encoding="utf-8")
+    result = runner.invoke(app, ["evaluate", "--gold", str(gold), "--pred", str(PRED)])
+    assert_one_error_line(result, "range.conllu:1", "multiword token '1-3' goes beyond the sentence's 2 words")
 
 
 # --- help ---------------------------------------------------------------------------------------------------

@@ -37,7 +37,9 @@ def test_a_failed_parse_leaves_the_old_output(runner, model, tmp_path):
     out.write_text("old\n")
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"The cat sat.\n\xff\xfe not UTF-8\n")
-    assert_user_error(run(runner, ["parse", "-m", model, "--output", out, bad]), "not valid UTF-8")
+    message = assert_user_error(run(runner, ["parse", "-m", model, "--output", out, bad]), "not valid UTF-8")
+    assert message.endswith(f"line 2 is not valid UTF-8; nothing written to {out} (--output is written whole only "
+                            "when every line is answered)")
     assert out.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "trees.txt"]
 

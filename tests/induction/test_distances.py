@@ -230,6 +230,28 @@ def test_empty_lines_give_no_tree(tiny_model_path):
     assert tree_leaves(results[3].tree) == ["a", "dog", "sat"]
 
 
+CONTROL_LINES = ["\x00\x00\x00", "\t\x1b\x7f", "\x85", "\x1b\x9b "]
+
+
+@pytest.mark.parametrize("pretokenized", [False, True])
+def test_a_line_of_control_characters_is_an_empty_line(tiny_model_path, pretokenized):
+    """Control characters are read as spaces: a line of nothing else has no words, like an empty line, and
+    the lines around it are parsed (it used to end the whole block: no tree has zero words)."""
+    lines = ["the cat", *CONTROL_LINES, "a dog sat"]
+    results = parse_lines(lines, model=str(tiny_model_path), pretokenized=pretokenized)
+    assert [(r.tokens, r.tree, r.distances, r.error) for r in results[1:-1]] == [([], None, [], None)] * 4
+    assert tree_leaves(results[0].tree) == ["the", "cat"] and tree_leaves(results[-1].tree) == ["a", "dog", "sat"]
+
+
+def test_a_line_its_tokenizer_finds_no_token_in_is_an_empty_line(tiny_model_path, tiny_loaded, monkeypatch):
+    from onlstm_cli.text import tokenizers
+    kind = tiny_loaded.tokenizer.kind
+    monkeypatch.setitem(tokenizers.TOKENIZERS, kind, lambda line: [] if line == "~~" else line.split())
+    results = parse_lines(["the cat", "~~", "a dog"], model=str(tiny_model_path))
+    assert [r.tree for r in results][1] is None and results[1].tokens == []
+    assert tree_leaves(results[2].tree) == ["a", "dog"]
+
+
 def test_parse_pretokenized(tiny_model_path):
     [parsed] = parse_lines(["don't stop."], model=str(tiny_model_path), pretokenized=True)
     assert parsed.tokens == ["don't", "stop."]

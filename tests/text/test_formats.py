@@ -328,6 +328,37 @@ def test_conllu_multiword_tokens_are_kept_as_the_text_shows_them(tmp_path):
     assert plain.tokens is None and plain.as_written() == (["Gosto", "de", "o", "livro"], [0, 1, 2, 3])
 
 
+RANGE_LINE = "2-3\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n"
+BAD_RANGES = {  # the multiword line(s) put in place of MULTIWORD's "2-3" → (line of the error, words of its message)
+    "beyond the words": (RANGE_LINE.replace("2-3", "2-9"), 3, "multiword token '2-9' goes beyond the sentence's 5 words"),
+    "reversed": (RANGE_LINE.replace("2-3", "3-2"), 3, "'3-2': a reversed or one-word range"),
+    "one word": (RANGE_LINE.replace("2-3", "2-2"), 3, "'2-2': a reversed or one-word range"),
+    "overlapping": (RANGE_LINE + RANGE_LINE.replace("2-3", "2-4"), 4, "'2-4' overlaps multiword token 2-3"),
+    "before its words": (RANGE_LINE.replace("2-3", "3-4"), 3, "'3-4' comes after word 1: a range goes right before"),
+    "zero": (RANGE_LINE.replace("2-3", "0-1"), 3, "'0-1' comes after word 1"),
+    "not numbers": (RANGE_LINE.replace("2-3", "a-b"), 3, "'a-b': expected a range of word ids such as 3-4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RANGES))
+def test_a_multiword_range_that_does_not_fit_the_sentence_is_refused_naming_file_and_line(case, tmp_path):
+    lines, line, words = BAD_RANGES[case]
+    path = tmp_path / "pt.conllu"
+    path.write_text(MULTIWORD.replace(RANGE_LINE, lines), encoding="utf-8")
+    with pytest.raises(GoldFormatError) as error:
+        read_gold(path)
+    assert str(error.value).startswith(f"{path}:{line}: ") and words in str(error.value), str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_a_multiword_range_at_a_sentences_end_is_checked_against_its_words(tmp_path):
+    path = tmp_path / "pt.conllu"
+    last = "5-6\tdo.\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    path.write_text(MULTIWORD.replace("5\t.\t", last + "5\t.\t"), encoding="utf-8")
+    with pytest.raises(GoldFormatError, match=r":7: multiword token '5-6' goes beyond the sentence's 5 words"):
+        read_gold(path)
+
+
 def test_a_model_reads_a_treebank_as_written_and_each_word_gets_its_tokens_distance(tmp_path, monkeypatch,
                                                                                     tiny_model_path):
     """A model trained on raw Portuguese read "do", never "de o": it is given "do", and "o", inside that

@@ -96,6 +96,31 @@ def test_jieba_drops_whitespace_tokens():
     assert "".join(words) == "我爱北京"
 
 
+MIXED = "我爱кошка和 hello world，Ελλάδα 123 naïve的e\u0301té"
+
+
+def test_jieba_keeps_a_word_of_another_script_whole():
+    """jieba knows Chinese and ASCII only: it cut кошка into five one-letter tokens, naïve into three."""
+    words = Tokenizer("jieba").split(MIXED)
+    assert words == ["我", "爱", "кошка", "和", "hello", "world", "，", "Ελλάδα", "123", "naïve", "的", "e\u0301té"]
+    assert Tokenizer("jieba").split("iPhone6s和N年 well-known") == ["iPhone6s", "和", "N年", "well", "-", "known"]
+
+
+def test_a_jieba_model_reads_a_word_of_another_script_whole():
+    words = Tokenizer("jieba").split(MIXED)
+    normalized = [Tokenizer("jieba").normalize(w) for w in words]
+    units, starts = Tokenizer("jieba").reading(normalized)  # (--pretokenized: cut by jieba again)
+    assert units == normalized and starts == list(range(len(words)))
+    assert Tokenizer("jieba").reading(["我", "кошка", "和"]) == (["我", "кошка", "和"], [0, 1, 2])
+
+
+def test_a_character_model_reads_cjk_characters_and_the_runs_between_them_whole():
+    chars = Tokenizer("jieba", characters=True)
+    assert chars.units("我кошка北京") == ["我", "кошка", "北", "京"]
+    assert chars.units("n年") == ["n", "年"] and chars.units("кошка") == ["кошка"]
+    assert chars.reading(["我кошка", "北京"]) == (["我", "кошка", "北", "京"], [0, 2])
+
+
 def test_unknown_tokenizer_kind():
     with pytest.raises(ValueError):
         Tokenizer("spacy")
