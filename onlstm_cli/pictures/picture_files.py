@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -132,10 +133,19 @@ def bars_kind(parser) -> Callable[[str], Optional[str]]:
     return kind
 
 
-# One <svg> document a line is what a program reading the stream line by line wants, but a file of two or
-# more is no SVG any viewer opens: said once, at the second picture, with the ways to a file that opens.
+# One <svg> document a line is what a program reading a pipe line by line wants, but a file of two or more is
+# no SVG any viewer opens: said once, at the second picture, with the ways to a file that opens.
 SEVERAL_SVGS = ("warning: --format svg writes one <svg> document a line, and a file of several opens in no "
                 "viewer; for pictures to open, use --out-dir DIR (a file a line) or --format html (one page)")
+
+
+def _is_pipe(out: TextIO) -> bool:
+    """Whether `out` is a pipe or socket, read by a program as it comes (not a file a viewer opens)."""
+    try:
+        mode = os.fstat(out.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no real file (a test's capture): as a file
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = False,
@@ -159,12 +169,12 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
             out.write(page[start:start + (1 << 16)])
             out.flush()
         return
-    drawn = 0
+    drawn, into_a_pipe = 0, _is_pipe(out)
     for batch in batches:
         for sentence in batch:
             if sentence.tree is not None:
                 drawn += 1
-                if drawn == 2:
+                if drawn == 2 and not into_a_pipe:
                     print(SEVERAL_SVGS, file=sys.stderr)
             out.write(("" if sentence.tree is None else sentence_svg(
                 sentence.tokens, sentence.tree, sentence.distances, bars=bars(sentence.model))) + "\n")
