@@ -12,8 +12,9 @@ import typer
 from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
 from onlstm_cli.cli.app import friendly_errors
-from onlstm_cli.console import stdout_console
+from onlstm_cli.console import printable, stdout_console
 from onlstm_cli.errors import UserError
+from onlstm_cli.files import STDIN, check_outputs
 from onlstm_cli.text.input_lines import read_input_batches
 
 
@@ -28,7 +29,7 @@ class OutputFormat(str, Enum):
 
 @friendly_errors
 def parse(
-    files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
+    files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line; - or none: stdin."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: zh for lines with CJK characters, else en."),
     output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help="bracket, json, nltk (ASCII drawing), tree (rich), svg (a picture per sentence: tree, distance bars, split order; one a line, or files with --out-dir) or html (one page for all lines); default: tree on a terminal, else bracket."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="With --format svg: write line-000001.svg … into this folder instead of stdout."),
@@ -61,7 +62,8 @@ def parse(
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
     if layer is not None and layer < 1:
         raise UserError("--layer must be at least 1")
-    if files is None and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
+    reads_stdin = files is None or STDIN in map(str, files)  # "-" is stdin, as for cat or grep
+    if reads_stdin and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
         raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")
     if output is None and sys.stdout is None:
         raise UserError("stdout is closed; give --output FILE")
@@ -71,6 +73,8 @@ def parse(
         raise UserError("no input: pipe sentences into 'onlstm parse' or give file names")
     if out_dir is not None and output_format != OutputFormat.svg:
         raise UserError("--out-dir goes with --format svg")
+    model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
+    check_outputs([*(("input file", path) for path in files or []), *model_file], [("--output", output)])
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
@@ -82,7 +86,8 @@ def parse(
     batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
     if parse_progress.wanted(output is not None):
         batches = parse_progress.with_progress(batches)
-    batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {message}", err=True))
+    batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {printable(message)}",
+                                                                             err=True))
     with parse_output(output) as out:
         refused = write_parsed(batches, parser, out, fmt, distances, out_dir)
     if refused:
@@ -116,7 +121,7 @@ def write_parsed(batches, parser, out, fmt: OutputFormat, distances: bool, out_d
         for sentence in batch:
             number += 1
             if sentence.error:
-                typer.echo(f"error: input line {number}: {sentence.error}", err=True)
+                typer.echo(f"error: input line {number}: {printable(sentence.error)}", err=True)
                 refused += 1
             if sentence.tree is None:
                 out.write("\n")
