@@ -129,3 +129,9 @@ def test_a_directory_or_a_link_loop_is_named_for_what_it_is(runner, model, tmp_p
     out = ["-o", tmp_path / "m.onlstm"]
     assert_user_error(run(runner, ["train", loop, *out, *TINY]), "corpus", "symbolic-link loop")
     assert_user_error(run(runner, ["train", tmp_path, *out, *TINY]), "corpus", "is a directory")
+
+
+def test_a_model_named_without_a_folder_that_is_a_link_loop_says_so(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").symlink_to(tmp_path / "mine")
+    assert_user_error(run(runner, ["info", "mine"]), "symbolic-link loop")  # not "no model named"
