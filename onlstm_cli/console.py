@@ -36,3 +36,23 @@ def stdout_console(**options):
             stdout_closed()
 
     return StdoutConsole(**options)
+
+
+# Characters a terminal acts on rather than shows: C0 controls but tab, DEL, C1 controls (U+009B is a CSI),
+# the line and paragraph separators, and the bidirectional overrides that reorder what is shown.
+_ACTED_ON = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+             for c in (*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029,
+                       *range(0x202a, 0x202f), *range(0x2066, 0x206a))}
+
+
+def printable(text: object) -> str:
+    """`text` (from a file, or a path) safe to print on a terminal: every control character written as an
+    escape (ESC as \\x1b), so that a crafted model file or tree cannot set the terminal's title, clear its
+    screen or break a one-line message into several."""
+    return str(text).translate(_ACTED_ON)
+
+
+def printable_json(text: str) -> str:
+    """JSON text (json.dumps escapes C0 controls already) with DEL, C1 controls and the separators escaped
+    too: the same data when parsed, nothing a terminal acts on when shown."""
+    return text.translate({c: f"\\u{c:04x}" for c in _ACTED_ON if c >= 0x7f})

@@ -26,6 +26,10 @@ class ModelFileError(OnlstmError):
     """A model or checkpoint file that cannot be used; the message is one line for the user."""
 
 
+class OutputInUse(OnlstmError):
+    """An output file that another running onlstm command is writing (files.output_lock)."""
+
+
 class DeviceError(OnlstmError, ValueError):
     """An unusable --device; the message is one line for the user."""
 

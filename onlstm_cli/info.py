@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from onlstm_cli.console import printable
 from onlstm_cli.modelfile import load_model, validation_history
 
 
@@ -58,7 +59,7 @@ def span_parser_info(parser) -> dict:
     return {"config": parser.config.to_dict(), "parameters": sum(p.numel() for p in parser.parameters()),
             "teachers": meta.get("teacher"), "corpus": meta.get("corpus"), "valid": meta.get("valid"),
             "epochs": meta.get("epochs"), "training_seconds": meta.get("seconds"), "valid_loss": meta.get("valid_loss"),
-            "recipe": train,
+            "teachers_parse_seconds": meta.get("parse_seconds"), "recipe": train,
             "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement"),
             "right_branching": meta.get("right_branching", train.get("right_branching") if isinstance(train, dict)
                                         else None),  # before auto, the weight given was the weight used
@@ -66,6 +67,7 @@ def span_parser_info(parser) -> dict:
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
+_FIGURE = re.compile(r"\d+(\.\d+)?")  # a cell float() reads: "1.2.3" is text, not a figure
 
 
 def card_figures(card: Path) -> dict:
@@ -80,20 +82,38 @@ def card_figures(card: Path) -> dict:
             section = {"gold": match.group(1), "note": match.group(2).strip(" ()")} if match else None
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if section is None or not line.startswith("|") or len(cells) < 4 or not re.fullmatch(r"[\d.]+", cells[1]):
+        if section is None or not line.startswith("|") or len(cells) < 4 or not _FIGURE.fullmatch(cells[1]):
             continue  # not a row of figures (the header, its rule, text)
+        if not _FIGURE.fullmatch(cells[2]):
+            continue
         section.update(system=cells[0], sentence_f1=float(cells[1]), corpus_f1=float(cells[2]),
-                       f1_le_10_words=float(cells[3]) if re.fullmatch(r"[\d.]+", cells[3]) else None)
+                       f1_le_10_words=float(cells[3]) if _FIGURE.fullmatch(cells[3]) else None)
         evaluations.append(section)
         section = None  # the first row only
     return {"path": str(card), "title": title, "evaluations": evaluations}
 
 
 def info_text(report: dict) -> str:
-    """The report as readable lines, one subject a line."""
+    """The report as a model card: a heading, then a section a subject (the model, how its language model
+    was trained, its span parser, its card's figures), one row a fact. Every string from the file is shown
+    printable (console.printable): a crafted file cannot act on the terminal."""
+    sections = [("model", model_rows(report)), ("language model training", lm_training_rows(report))]
+    if "span_parser" in report:
+        sections.append(("span parser", span_parser_rows(report["span_parser"])))
+    if "model_card" in report:
+        sections.append((f"model card ({report['model_card']['path']})", card_rows(report["model_card"])))
+    width = max(len(name) for _, rows in sections for name, _ in rows)
+    heading = f"{report['model']}: {report['path']}, {report['file_bytes'] / 1e6:.1f} MB"
+    title = (report.get("model_card") or {}).get("title")
+    lines = [heading] + ([title] if title else [])
+    for name, rows in sections:
+        lines += ["", name[:1].upper() + name[1:]] + [f"  {row.ljust(width)}  {value}" for row, value in rows]
+    return "\n".join(printable(line) for line in lines)
+
+
+def model_rows(report: dict) -> list[tuple[str, str]]:
     sizes, tok = report["sizes"], report["tokenizer"]
-    rows = [("model", f"{report['model']} ({report['path']}, {report['file_bytes'] / 1e6:.1f} MB)"),
-            ("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
+    rows = [("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
                          f"{''.join(f', {name}' for name, on in tokenizer_traits(tok) if on)}"),
             ("sizes", f"{sizes['parameters'] / 1e6:.2f} M parameters{' per model' if 'ensemble' in report else ''}: "
                       f"{sizes['layers']} layers, embedding {sizes['embedding']}, hidden {sizes['hidden']}, chunk "
@@ -105,19 +125,36 @@ def info_text(report: dict) -> str:
         rows.append(("ensemble", f"{ensemble['models']} models ({', '.join(ensemble['directions'])}), distances "
                                  f"combined by {ensemble['combine']}"
                                  + (f", weights {ensemble['weights']}" if ensemble["weights"] else "")))
+    return rows
+
+
+def lm_training_rows(report: dict) -> list[tuple[str, str]]:
+    """Its data, its options as words, what the run did (epochs done, time) and its validation perplexity."""
     data = report["data"] or {}
-    if data:
-        tokens = f" ({data['train_tokens']:,} tokens)" if isinstance(data.get("train_tokens"), int) else ""
-        rows.append(("trained on", f"{data.get('corpus')}{tokens}; validation {data.get('valid') or 'none'}"))
-    rows += [("recipe", recipe_text(report.get("recipe"))),
-             ("training", training_text(report)),
-             ("valid ppl", "-" if report["valid_ppl"] is None else f"{report['valid_ppl']:.2f}")]
-    if "span_parser" in report:
-        rows.append(("span parser", span_parser_text(report["span_parser"])))
-    if "model_card" in report:
-        rows += card_rows(report["model_card"])
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
+    tokens = f" ({data['train_tokens']:,} tokens)" if isinstance(data.get("train_tokens"), int) else ""
+    took = f" in {duration(report['training_seconds'])}" if isinstance(report.get("training_seconds"), (int, float)) \
+        else ""
+    done = [f"{count(report.get('epochs'), 'epoch')}{took}" if report.get("epochs") is not None else ""]
+    done += [f"written {report['created']}" if report.get("created") else "",
+             f"by onlstm {report['onlstm_version']}" if report.get("onlstm_version") else ""]
+    return [("data", f"{data.get('corpus') or '-'}{tokens}; validation {data.get('valid') or 'none'}"),
+            ("options", options_text(report.get("recipe"))),
+            ("trained", ", ".join(part for part in done if part) or "-"),
+            ("valid ppl", "-" if report["valid_ppl"] is None else f"{report['valid_ppl']:.2f}")]
+
+
+def duration(seconds: float) -> str:
+    """90 → '1.5 min', 40 → '40 s', 9000 → '2.5 h'."""
+    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min" if seconds < 7200 \
+        else f"{seconds / 3600:.1f} h"
+
+
+def count(value, unit: str) -> str:
+    """4.498 epochs → '4.5 epochs' (a run cut short ends within an epoch), 1 → '1 epoch'."""
+    if not isinstance(value, (int, float)):
+        return f"{value} {unit}s"
+    shown = f"{round(value, 2):g}"
+    return f"{shown} {unit}{'' if shown == '1' else 's'}"
 
 
 def tokenizer_traits(tok: dict) -> list[tuple[str, bool]]:
@@ -125,64 +162,97 @@ def tokenizer_traits(tok: dict) -> list[tuple[str, bool]]:
             ("NFKC", tok.get("nfkc")), ("CJK read a character at a time", tok.get("characters"))]
 
 
-def recipe_text(recipe) -> str:
-    if not isinstance(recipe, dict) or not recipe:
+# A training run's options (TrainConfig, SelfTrainConfig) in words; a value False, None or empty is left out,
+# True shows the words alone. Options not named here show as "name value".
+OPTION_WORDS = {
+    "epochs": "at most {} epochs", "time_budget": "a time budget of {}", "batch_size": "batches of {}",
+    "global_batch_size": "a global batch of {}", "world_size": "{} processes", "bptt": "windows of about {} tokens",
+    "optimizer": "optimizer {}", "lr": "learning rate {}", "weight_decay": "weight decay {}",
+    "clip": "gradients clipped at norm {}", "nonmono": "NT-ASGD averaging after {} validations without a gain",
+    "max_bad_steps": "stopped after {} steps in a row without a finite loss", "seed": "seed {}",
+    "device": "device {}", "threads": "threads: {}", "eval_batch_size": "validation batches of {}",
+    "checkpoint_every": "a checkpoint every {}", "loss_log": "losses logged to {}",
+    "max_len": "sentences of at most {} words", "patience": "stopped after {} epochs without a better validation",
+    "right_branching": "a right-branching voter of weight {}", "span_parser_teachers": "a second round",
+    "teacher_layers": "teachers' layers {}", "layers_above": "{} layer(s) above each teacher's parse layer vote",
+    "targets": "targets: {}"}
+DURATION_OPTIONS = ("time_budget", "checkpoint_every")
+
+
+def options_text(options) -> str:
+    if not isinstance(options, dict) or not options:
         return "-"
-    return ", ".join(f"{name} {value}" for name, value in recipe.items() if value is not None)
+    left_out = {"world_size", "global_batch_size"} if options.get("world_size") in (None, 1) else set()
+    if options.get("optimizer") != "ntasgd":
+        left_out.add("nonmono")  # one process: its batch is the global one; only NT-ASGD averages
+    options = {k: v for k, v in options.items() if k not in left_out}
+    words = []
+    for name, value in options.items():
+        if value is None or value is False or value == [] or value == ():
+            continue
+        if name in DURATION_OPTIONS and isinstance(value, (int, float)):
+            value = duration(value)
+        elif isinstance(value, (list, tuple)):
+            value = ", ".join(map(str, value))
+        form = OPTION_WORDS.get(name, f"{name.replace('_', ' ')} {{}}")
+        words.append(form.replace(" {}", "").replace("{} ", "") if value is True else form.format(value))
+    return "; ".join(words) or "-"
 
 
-def training_text(report: dict) -> str:
-    parts = []
-    if report.get("epochs") is not None:
-        parts.append(f"{report['epochs']:g} epochs" if isinstance(report["epochs"], (int, float)) else
-                     f"{report['epochs']} epochs")
-    if isinstance(report.get("training_seconds"), (int, float)):
-        parts.append(f"{report['training_seconds'] / 60:.0f} min")
-    if report.get("created"):
-        parts.append(f"written {report['created']}")
-    if report.get("onlstm_version"):
-        parts.append(f"onlstm {report['onlstm_version']}")
-    return ", ".join(parts) or "-"
-
-
-def span_parser_text(span: dict) -> str:
+def span_parser_rows(span: dict) -> list[tuple[str, str]]:
     config = span["config"]
-    text = (f"BiLSTM {config['n_layers']} layers × {config['hidden_size']} a direction, embedding "
-            f"{config['emb_size']}, span MLP {config['mlp_size']}: {span['parameters'] / 1e6:.2f} M parameters")
+    rows = [("network", f"BiLSTM {config['n_layers']} layers × {config['hidden_size']} a direction, embedding "
+                        f"{config['emb_size']}, span MLP {config['mlp_size']}: {span['parameters'] / 1e6:.2f} M "
+                        "parameters")]
     if span.get("teachers"):
         teachers = span["teachers"] if isinstance(span["teachers"], list) else [span["teachers"]]
-        text += f"; self-trained on the trees of {', '.join(map(str, teachers))}"
-    agreement = span.get("teacher_agreement")
-    if isinstance(agreement, list) and agreement:
-        text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"
-    for direction in ("right", "left"):
-        weight = span.get(f"{direction}_branching")
-        if isinstance(weight, (int, float)) and weight > 0:
-            text += f", and a {direction}-branching tree of weight {weight:g}"
+        text = f"self-trained on the trees of {', '.join(map(str, teachers))}"
+        agreement = span.get("teacher_agreement")
+        if isinstance(agreement, list) and agreement:
+            text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"
+        for direction in ("right", "left"):
+            weight = span.get(f"{direction}_branching")
+            if isinstance(weight, (int, float)) and weight > 0:
+                text += f", and a {direction}-branching tree of weight {weight:g}"
+        rows.append(("teachers", text))
+    rows.append(("options", options_text(span.get("recipe"))))
     if span.get("epochs") is not None:
-        text += f", {span['epochs']} epoch{'' if span['epochs'] == 1 else 's'}"
-        if isinstance(span.get("training_seconds"), (int, float)):  # the teachers' parse included
-            text += f" in {span['training_seconds'] / 60:.1f} min"
-    if span.get("valid_loss") is not None:
-        text += f", validation loss {span['valid_loss']}"
+        took = f" in {span['training_seconds'] / 60:.1f} min" \
+            if isinstance(span.get("training_seconds"), (int, float)) else ""  # the teachers' parse included
+        loss = f", validation loss {span['valid_loss']}" if span.get("valid_loss") is not None else ""
+        rows.append(("trained", f"{count(span['epochs'], 'epoch')}{took}{loss}"))
     recipe = span.get("self_training_recipe")
     if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe.py)
-        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {t.get('epochs')} epochs"
+        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {count(t.get('epochs'), 'epoch')}"
                              + ("; no vote: a failed run" if t.get("votes") is False else "") + ")"
                              for t in recipe["teachers"] if isinstance(t, dict))
-        stages = ", ".join(f"{name.replace('_', ' ')} {seconds / 60:.1f} min"
-                           for name, seconds in (recipe.get("stage_seconds") or {}).items()
-                           if isinstance(seconds, (int, float)))
-        text += f"\n             recipe (train --seeds {len(recipe['teachers'])}): {teachers}; votes: {recipe.get('votes')}"
-        text += f"\n             stage times: {stages or '-'}"
-    return text
+        rows += [("made by", f"recipe (train --seeds {len(recipe['teachers'])}): {teachers}"),
+                 ("votes", str(recipe.get("votes") or "-")),
+                 ("times", f"stage times: {stage_times(recipe, span)}")]
+    return rows
+
+
+def stage_times(recipe: dict, span: dict) -> str:
+    """The recipe's stages, each with its time: its language models (the record), then the teachers' parse and
+    the span parser's training (the span parser's own meta: the record is written before they run)."""
+    def timed(seconds) -> str:
+        return duration(seconds) if isinstance(seconds, (int, float)) else "not recorded"
+    lms = (recipe.get("stage_seconds") or {}).get("language_models")
+    total, parse = span.get("training_seconds"), span.get("teachers_parse_seconds")
+    stages = [f"language models {timed(lms)}"]
+    if isinstance(total, (int, float)) and isinstance(parse, (int, float)):
+        stages += [f"the teachers' parse {timed(parse)}", f"the span parser {timed(total - parse)}"]
+    else:  # a file from before the parse was timed apart
+        stages.append(f"the teachers' parse and the span parser {timed(total)} together")
+    return ", ".join(stages)
 
 
 def card_rows(card: dict) -> list[tuple[str, str]]:
-    rows = [("model card", f"{card['path']}" + (f": {card['title']}" if card["title"] else ""))]
+    """Each evaluation of the card (its title heads the report): the default parser's F1 on its gold file."""
+    rows = []
     for figures in card["evaluations"]:
         short = "" if figures["f1_le_10_words"] is None else f", ≤10 words {figures['f1_le_10_words']:.2f}"
-        rows.append(("  F1", f"{figures['system']}: sentence {figures['sentence_f1']:.2f}, corpus "
-                             f"{figures['corpus_f1']:.2f}{short} on {figures['gold']}"
-                             + (f" ({figures['note']})" if figures["note"] else "")))
-    return rows
+        rows.append(("F1", f"{figures['system']}: sentence {figures['sentence_f1']:.2f}, corpus "
+                           f"{figures['corpus_f1']:.2f}{short} on {figures['gold']}"
+                           + (f" ({figures['note']})" if figures["note"] else "")))
+    return rows or [("F1", "-")]

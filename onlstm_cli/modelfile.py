@@ -23,6 +23,7 @@ position in the data and best validation perplexity added.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import warnings
@@ -35,6 +36,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.errors import ModelFileError
+from onlstm_cli.files import check_readable_file
+from onlstm_cli.model_meta import LM_META, SPAN_PARSER_META, check_meta, check_meta_size, validation_history  # noqa: F401
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
@@ -46,10 +49,8 @@ FORMAT_VERSION = 1
 
 # What a file may claim before anything is built from it. A file is never trusted to size its own reading:
 # memory follows the bytes really present (check_entries), and every size its header declares is checked
-# against the tensors it holds before a model is allocated (check_declared_sizes).
+# against the tensors it holds before a model is allocated (check_declared_sizes); its meta, model_meta.py.
 MAX_PICKLE_BYTES = 64 << 20  # the pickled structure (vocabulary, meta, ...; 177 KB in the bundled English model)
-MAX_META_VALUES = 200_000    # values in a meta dict, counted along every path through it
-MAX_META_CHARS = 16 << 20    # characters of its strings, counted the same way
 
 
 @dataclass
@@ -165,15 +166,6 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
     }
 
 
-def validation_history(meta: dict) -> list[dict]:
-    """A model file's validations, {"epoch", "valid_ppl"} each, its own last: the file is written before its
-    own validation joins the run's history."""
-    history = [h for h in meta.get("history") or [] if h.get("valid_ppl") is not None]
-    if meta.get("valid_ppl") is not None and (not history or history[-1]["epoch"] != meta.get("epochs")):
-        history.append({"epoch": meta["epochs"], "valid_ppl": round(meta["valid_ppl"], 2)})
-    return history
-
-
 def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 
@@ -197,10 +189,7 @@ def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, 
 def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
     """Load and check an archive; every problem becomes a one-line ModelFileError."""
     path = Path(path)
-    if not path.exists():
-        raise ModelFileError(f"model file not found: {path}")
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a directory, not a model file")
+    check_readable_file(path, "model file", ModelFileError)  # missing, a directory, a symbolic-link loop
     check_entries(path)
     try:
         with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them: one line is ours
@@ -220,6 +209,7 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
         raise ModelFileError(f"{path} has model format version {version}; this onlstm reads version "
                              f"{FORMAT_VERSION} (retrain or use a matching onlstm release)")
     check_weights_present(archive, path)
+    check_meta(archive.get("meta"), LM_META, str(path))  # a checkpoint's too: a resumed run reads it
     return archive
 
 
@@ -268,26 +258,6 @@ def check_entries(path: Path) -> None:
                                  f"bytes, more than the {MAX_PICKLE_BYTES:,} this onlstm reads")
     if sum(entry.file_size for entry in entries) > path.stat().st_size:
         raise unreadable(path, "its entries claim more bytes than the file holds")
-
-
-def check_meta_size(meta, where: str) -> None:
-    """Meta is shown, copied and written out as JSON, so it must stay small when walked. Every path through it
-    counts (a part the pickle shares is counted each time it is reached): a few kilobytes of nested references
-    to one list cannot stand for 2^40 values, nor a list that contains itself for infinitely many."""
-    values, chars, stack = 0, 0, [meta]
-    while stack:
-        value = stack.pop()
-        values += 1
-        if isinstance(value, (str, bytes)):
-            chars += len(value)
-        elif isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            stack.extend(value)
-        if values > MAX_META_VALUES or chars > MAX_META_CHARS:
-            raise ModelFileError(f"{where} is damaged: its metadata is larger than the {MAX_META_VALUES:,} values "
-                                 f"and {MAX_META_CHARS:,} characters this onlstm reads")
 
 
 class _NoInitialization(TorchFunctionMode):
@@ -346,6 +316,7 @@ def check_model_section(archive: dict, where: str) -> None:
     if not isinstance(vocab, list) or len(vocab) != archive["config"]["vocab_size"]:
         raise ModelFileError(f"{where} is damaged: vocabulary size does not match the weights")
     check_meta_size(archive.get("meta", {}), where)
+    check_meta(archive.get("meta"), LM_META, where)
     if archive.get("span_parser") is not None:
         check_span_parser_section(archive["span_parser"], len(vocab), where)
 
@@ -361,6 +332,7 @@ def check_span_parser_section(section, vocab_size: int, where: str) -> None:
     if section["config"]["vocab_size"] != vocab_size:
         raise ModelFileError(f"{where} is damaged: the span parser's vocabulary does not match the model's")
     check_meta_size(section.get("meta", {}), f"{where} (span parser)")
+    check_meta(section.get("meta"), SPAN_PARSER_META, f"{where} (span parser)")
 
 
 def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
@@ -393,8 +365,11 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     if combine not in ("mean", "zscore", "rank"):
         raise ModelFileError(f"{path} is damaged: unknown ensemble combination {combine!r}")
     members = archive.get("members") or []
-    if weights is not None and (len(weights) != 1 + len(members) or min(weights) < 0 or sum(weights) <= 0):
+    if weights is not None and (len(weights) != 1 + len(members) or not all(map(math.isfinite, weights))
+                                or min(weights) < 0 or sum(weights) <= 0):
         raise ModelFileError(f"{path} is damaged: its ensemble weights do not fit its {1 + len(members)} model(s)")
+    if not isinstance(archive.get("lang", ""), str):
+        raise ModelFileError(f"{path} is damaged: its language is {type(archive['lang']).__name__}, not a name")
     loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
                          combine=combine, weights=weights)
     if archive.get("span_parser") is not None:

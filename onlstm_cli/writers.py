@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from onlstm_cli.console import printable
 from onlstm_cli.errors import TreeTooDeepError
 
 
@@ -42,7 +43,7 @@ def sentence_writer(start: Callable[[Output], Callable]) -> Writer:
             for sentence in batch:
                 number += 1
                 if sentence.error:
-                    output.say(f"error: input line {number}: {sentence.error}")
+                    output.say(f"error: input line {number}: {printable(sentence.error)}")
                     refused += 1
                 if sentence.tree is None:
                     output.out.write("\n")

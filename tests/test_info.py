@@ -10,7 +10,8 @@ from onlstm_cli.errors import OnlstmError
 from onlstm_cli.info import info_text, model_info
 from onlstm_cli.modelfile import load_model
 
-from test_cli import REPO, assert_user_error, run
+from conftest import FIXTURES
+from cli.test_cli import REPO, assert_user_error, run  # tests/cli, whether or not it is collected too
 
 CARD = """# Tiny — `tiny.onlstm`
 
@@ -57,9 +58,9 @@ def test_the_model_card_beside_the_file_gives_its_figures(tiny_model_path, tmp_p
 def test_the_cli_prints_text_or_json(runner, model):
     text = run(runner, ["info", model])
     assert text.exit_code == 0, text.output
-    lines = dict(line.split(None, 1) for line in text.stdout.splitlines() if not line.startswith(" "))
-    assert lines["sizes"].startswith(f"{model_info(model)['sizes']['parameters'] / 1e6:.2f} M parameters: 3 layers")
-    assert lines["valid"].startswith("ppl")
+    rows = dict(line.split(None, 1) for line in text.stdout.splitlines() if line.startswith("  "))
+    assert rows["sizes"].startswith(f"{model_info(model)['sizes']['parameters'] / 1e6:.2f} M parameters: 3 layers")
+    assert rows["valid"].startswith("ppl")
     as_json = run(runner, ["info", model, "--json"])
     assert as_json.exit_code == 0 and json.loads(as_json.stdout) == json.loads(json.dumps(model_info(model)))
 
@@ -94,10 +95,116 @@ def test_a_bad_model_is_one_line(bad, runner, tmp_path):
 def test_info_says_what_weight_the_right_branching_voter_had(meta, shown):
     from onlstm_cli.config import SpanParserConfig
     from onlstm_cli.span.model import SpanParser
-    from onlstm_cli.info import span_parser_info, span_parser_text
+    from onlstm_cli.info import span_parser_info, span_parser_rows
     parser = SpanParser(SpanParserConfig(vocab_size=5, emb_size=4, hidden_size=4, mlp_size=4))
-    parser.meta = meta
-    text = span_parser_text(span_parser_info(parser))
+    parser.meta = {"teacher": ["a.onlstm"], **meta}
+    text = "\n".join(value for _, value in span_parser_rows(span_parser_info(parser)))
     assert ("a right-branching tree of weight" in text) == (shown is not None)
     if shown:
-        assert f"a right-branching tree of weight {shown}," in text or text.endswith(f"weight {shown}")
+        assert f"a right-branching tree of weight {shown}\n" in text
+
+
+# --- crafted files: shown, never acted on; damaged, never an internal error (issue 41 items 5, 7, 12) ------
+
+def crafted(tiny_model_path, tmp_path, change, name="crafted.onlstm"):
+    """The tiny model's file as `change(archive)` leaves it (a file someone wrote by hand)."""
+    import torch
+    archive = torch.load(tiny_model_path, weights_only=True)
+    change(archive)
+    path = tmp_path / name
+    torch.save(archive, path)
+    return path
+
+
+def with_span_parser(archive, meta):
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.span.model import SpanParser
+    parser = SpanParser(SpanParserConfig(vocab_size=len(archive["vocab"]), emb_size=4, hidden_size=4, mlp_size=4))
+    archive["span_parser"] = {"config": parser.config.to_dict(), "state_dict": parser.state_dict(), "meta": meta}
+
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b2J\u202e"
+
+
+def test_info_shows_strings_from_the_file_without_control_characters(runner, tiny_model_path, tmp_path):
+    def plant(archive):
+        archive["lang"] = f"en{ESCAPES}"
+        archive["meta"]["created"] = f"today{ESCAPES}"
+        archive["meta"]["data"]["corpus"] = f"c.txt{ESCAPES}"
+    path = crafted(tiny_model_path, tmp_path, plant, name="m\x1b[2J.onlstm")
+    (tmp_path / "m\x1b[2J.md").write_text(f"# Title{ESCAPES}\n", encoding="utf-8")
+    text = run(runner, ["info", path])
+    assert text.exit_code == 0, text.output
+    assert not any(c in text.stdout for c in "\x1b\x07\x9b\u202e")
+    assert "en\\x1b]0;pwned\\x07" in text.stdout and "today\\x1b" in text.stdout and "Title\\x1b" in text.stdout
+    as_json = run(runner, ["info", path, "--json"])
+    assert not any(c in as_json.stdout for c in "\x1b\x07\x9b\u202e")
+    assert json.loads(as_json.stdout)["lang"] == f"en{ESCAPES}"  # the same data, escaped as JSON
+
+
+def test_errors_and_reports_quote_files_without_control_characters(runner, model, tmp_path):
+    missing = tmp_path / f"x{ESCAPES}.txt"
+    error = run(runner, ["parse", "-m", model, missing])
+    assert error.exit_code == 2 and "\x1b" not in error.output and "\\x1b" in error.output
+    gold = tmp_path / f"g{ESCAPES}.trees"
+    gold.write_bytes((FIXTURES / "cli_gold.trees").read_bytes())
+    report = run(runner, ["evaluate", "-m", model, "--gold", gold])
+    assert report.exit_code == 0, report.output
+    assert not any(c in report.stdout for c in "\x1b\x07\x9b\u202e") and "g\\x1b]0;pwned" in report.stdout
+
+
+def test_info_is_a_model_card_with_every_stage_timed(tiny_model_path, tmp_path):
+    recipe = {"teachers": [{"seed": 1, "valid_ppl": 50.0, "epochs": 17.0, "seconds": 90.0}], "votes": "shares",
+              "stage_seconds": {"language_models": 270.0}}
+
+    def plant(archive):
+        archive["meta"].update(epochs=17.0, seconds=20.0)
+        archive["meta"]["train"].update(epochs=100, time_budget=270.0, checkpoint_every=300.0)
+        with_span_parser(archive, {"teacher": ["t.onlstm"], "epochs": 3, "seconds": 150.0, "parse_seconds": 30.0,
+                                   "recipe": recipe, "train": {"max_len": 100, "span_parser_teachers": False}})
+    text = info_text(model_info(crafted(tiny_model_path, tmp_path, plant)))
+    heads = [line for line in text.splitlines() if line and not line.startswith(" ")]
+    assert heads[1:] == ["Model", "Language model training", "Span parser"]
+    assert "17 epochs in 20 s" in text and "at most 100 epochs; a time budget of 4.5 min" in text
+    assert "time_budget" not in text and "100.0 epochs" not in text and " 0 min" not in text
+    assert "stage times: language models 4.5 min, the teachers' parse 30 s, the span parser 2.0 min" in text
+    assert "sentences of at most 100 words" in text and "span parser teachers" not in text  # False: left out
+
+
+SPAN_META = {"teacher": ["t.onlstm"], "epochs": 3, "recipe": {"teachers": [{"seed": 1}], "stage_seconds": {}}}
+WRONG_TYPES = [
+    ("meta", None, "a string"), ("meta", None, [1, 2]), ("meta", "history", "abc"), ("meta", "history", ["abc"]),
+    ("meta", "history", [{"epoch": "x", "valid_ppl": 1.0}]), ("meta", "valid_ppl", "high"), ("meta", "epochs", [1]),
+    ("meta", "seconds", "long"), ("meta", "data", "c.txt"), ("meta", "data", {"train_tokens": "many"}),
+    ("meta", "train", ["sgd"]), ("meta", "train", {"eval_batch_size": "ten"}), ("meta", "created", 5),
+    ("span", None, "not a dict"), ("span", "teacher", 5), ("span", "teacher_agreement", "high"),
+    ("span", "right_branching", "auto"), ("span", "seconds", "long"), ("span", "recipe", "seeds"),
+    ("span", "recipe", {"teachers": 3}), ("span", "recipe", {"teachers": ["x"]}),
+    ("span", "recipe", {"stage_seconds": {"language_models": "long"}}), ("span", "recipe", {"stage_seconds": []}),
+    ("span", "valid_loss", {}), ("span", "epochs", "three"), ("span", "history", "abc")]
+
+
+@pytest.mark.parametrize("section, field, value", WRONG_TYPES)
+def test_meta_of_the_wrong_type_is_a_damaged_file_never_an_internal_error(runner, tiny_model_path, tmp_path,
+                                                                         section, field, value):
+    def plant(archive):
+        if section == "span":
+            with_span_parser(archive, value if field is None else {**SPAN_META, field: value})
+        elif field is None:
+            archive["meta"] = value
+        else:
+            archive["meta"][field] = value
+    path = crafted(tiny_model_path, tmp_path, plant)
+    for args in (["info", path], ["info", path, "--json"], ["parse", "-m", path]):
+        got = run(runner, args, input="the cat sat\n")
+        assert got.exit_code == 2, got.output
+        assert "is damaged" in assert_user_error(got) and "internal error" not in got.output
+
+
+def test_a_model_card_with_odd_figures_is_read_without_an_internal_error(runner, tiny_model_path, tmp_path):
+    path = tmp_path / "tiny.onlstm"
+    shutil.copy(tiny_model_path, path)
+    (tmp_path / "tiny.md").write_text(CARD.replace("41.25", "41.2.5").replace("38.50", "x"), encoding="utf-8")
+    got = run(runner, ["info", path])
+    assert got.exit_code == 0, got.output
+    assert model_info(path)["model_card"]["evaluations"][0]["system"] == "right-branching"

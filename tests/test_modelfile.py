@@ -600,3 +600,16 @@ def test_weights_that_repeat_a_few_stored_bytes_are_refused(tmp_path, nothing_al
         with pytest.raises(ModelFileError) as excinfo:
             load_model(path)
         assert "claim more bytes than the file holds" in assert_one_line_error(excinfo)
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf"), float("-inf")])
+def test_ensemble_weights_that_are_not_finite_are_a_damaged_file(tiny_model_path, tmp_path, weight):
+    """Issue 41 item 6: else every distance came out null."""
+    from onlstm_cli.ensemble import make_ensemble
+    from conftest import right_to_left_copy
+    ensemble = make_ensemble([tiny_model_path, right_to_left_copy(tiny_model_path, tmp_path)], tmp_path / "e.onlstm")
+    archive = torch.load(ensemble.path, weights_only=True)
+    archive["weights"] = [1.0, weight]
+    torch.save(archive, tmp_path / "bad.onlstm")
+    with pytest.raises(ModelFileError, match="is damaged: its ensemble weights"):
+        load_model(tmp_path / "bad.onlstm")

@@ -9,7 +9,7 @@ import os
 import typer
 
 from onlstm_cli.cli.help_format import PlainGroup
-from onlstm_cli.console import stdout_closed
+from onlstm_cli.console import printable, stdout_closed
 from onlstm_cli.errors import OnlstmError
 
 
@@ -36,7 +36,8 @@ def err_line(line: str) -> None:
 
 
 def fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
+    """The one line of an error; what it quotes from files or paths cannot act on the terminal (printable)."""
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(code)
 
 

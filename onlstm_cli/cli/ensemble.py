@@ -24,6 +24,9 @@ def ensemble(
     from onlstm_cli.config import EnsembleConfig
     from onlstm_cli.ensemble import make_ensemble
     from onlstm_cli.errors import UserError
+    from onlstm_cli.files import check_outputs
+
+    check_outputs([("model", path) for path in models], [("--out", out)])
 
     try:
         weight_values = tuple(float(w) for w in weights.split(",")) if weights else ()

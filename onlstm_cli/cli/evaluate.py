@@ -35,9 +35,14 @@ def evaluate(
 
     from onlstm_cli.text.treebanks import read_gold, read_predicted
     from onlstm_cli.evaluation.metrics import evaluate as score
+    from onlstm_cli.console import printable_json
+    from onlstm_cli.files import check_outputs
     from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
     from onlstm_cli.trees import baseline_trees
 
+    model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
+    check_outputs([("--gold", gold), ("--pred", pred), *(("--text", path) for path in text or []), *model_file],
+                  [("--html", html)])
     if html is not None:
         check_destination(html)  # before the evaluation, which may take minutes
     sentences = read_gold(gold)
@@ -65,7 +70,7 @@ def evaluate(
         chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)), count=examples)
         write_text_atomic(html, report_html(report, chosen), refuse_symlink=True)
     if as_json:
-        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        typer.echo(printable_json(json.dumps(report, ensure_ascii=False, indent=2)))
     else:
         from onlstm_cli.evaluation.report_text import print_report
         print_report(report)

@@ -15,6 +15,8 @@ def info(
     figures of its model card (NAME.md beside the file), if it has one."""
     import json
 
+    from onlstm_cli.console import printable_json
     from onlstm_cli.info import info_text, model_info
-    report = model_info(model)
-    typer.echo(json.dumps(report, ensure_ascii=False, indent=2, default=str) if as_json else info_text(report))
+    report = model_info(model)  # info_text shows the file's strings printable; JSON escapes them (printable_json)
+    typer.echo(printable_json(json.dumps(report, ensure_ascii=False, indent=2, default=str)) if as_json
+               else info_text(report))

@@ -12,7 +12,9 @@ import typer
 from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
 from onlstm_cli.cli.app import friendly_errors
+from onlstm_cli.console import printable
 from onlstm_cli.errors import OnlstmError, UserError
+from onlstm_cli.files import STDIN, check_outputs
 from onlstm_cli.text.input_lines import read_input_batches
 from onlstm_cli.writers import WRITERS, Output, formats_help
 
@@ -23,7 +25,7 @@ OutputFormat = Enum("OutputFormat", {name: name for name in WRITERS}, type=str)
 
 @friendly_errors
 def parse(
-    files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line (default: stdin)."),
+    files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line; - or none: stdin."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: zh for lines with CJK characters, else en."),
     output_format: Optional[OutputFormat] = typer.Option(None, "--format", "-f", help=f"{formats_help()}; default: tree on a terminal, else bracket."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="With --format svg: write line-000001.svg … into this folder instead of stdout."),
@@ -60,6 +62,8 @@ def parse(
     fmt = output_format.value if output_format else ("tree" if output is None and sys.stdout.isatty() else "bracket")
     if out_dir is not None and fmt != "svg":
         raise UserError("--out-dir goes with --format svg")
+    model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
+    check_outputs([*(("input file", path) for path in files or []), *model_file], [("--output", output)])
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
@@ -70,7 +74,8 @@ def parse(
     batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
     if parse_progress.wanted(output is not None):
         batches = parse_progress.with_progress(batches)
-    batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {message}", err=True))
+    batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {printable(message)}",
+                                                                             err=True))
     with parse_output(output) as out:
         write, _ = WRITERS[fmt]
         refused = write(batches, Output(out, parser, lambda line: typer.echo(line, err=True), distances, out_dir))
@@ -81,7 +86,8 @@ def parse(
 
 def check_streams(files: Optional[List[Path]], output: Optional[Path], out_dir: Optional[Path]) -> None:
     """Refuse, before the model is loaded, an input that cannot be read or an output that cannot be written."""
-    if files is None and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
+    reads_stdin = files is None or STDIN in map(str, files)  # "-" is stdin, as for cat or grep
+    if reads_stdin and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
         raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")
     if output is None and sys.stdout is None:
         raise UserError("stdout is closed; give --output FILE")

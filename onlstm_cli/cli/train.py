@@ -1,6 +1,7 @@
 """`onlstm train`: a language model, the recipe (--seeds K), or a span parser on teachers' trees (--teacher)."""
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.errors import UserError
+from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 
 
 @friendly_errors
@@ -68,36 +70,56 @@ def train(
     budget = parse_duration(time_budget)
     check_mode(seeds, bool(teacher), second_round or bool(teacher_layers)
                or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None)
-    if teacher:
-        right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
-        return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget, threads,
-                                  right_branching, second_round, targets.value, teacher_layers)
-    model_config, train_config, lm_options = lm_configs(locals())
-
+    check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     from onlstm_cli.training.distributed import launched_rank
-    from onlstm_cli.training.train import LineReporter, NullReporter, train_model
-    from onlstm_cli.errors import RankZeroFailed
-    from onlstm_cli.training.train_report import RichReporter
+    # the run holds --out until it ends: a second run on the same --out is refused, not left to replace it
+    with output_lock(out) if launched_rank() == 0 else contextlib.nullcontext():
+        if teacher:
+            right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
+            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget,
+                                      threads, right_branching, second_round, targets.value, teacher_layers)
+        model_config, train_config, lm_options = lm_configs(locals())
 
-    main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
-    reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
-    with reporter:
-        if seeds > 1:
-            from onlstm_cli.training.recipe import run_recipe
-            result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds, right_branching,
-                                resume, reporter, log=err_line, side_by_side=side_by_side,
-                                max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
-                                else max_ppl_ratio)
-        else:
-            try:
-                result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
-                                     reporter=reporter, **lm_options)
-            except RankZeroFailed:
-                raise typer.Exit(2)  # rank 0 has said why
-    if main_process:  # what the model file is: validated, or why not
-        typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
-    if result.interrupted:
-        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+        from onlstm_cli.training.train import LineReporter, NullReporter, train_model
+        from onlstm_cli.errors import RankZeroFailed
+        from onlstm_cli.training.train_report import RichReporter
+
+        main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
+        reporter = NullReporter() if not main_process else \
+            RichReporter() if sys.stderr.isatty() else LineReporter()
+        with reporter:
+            if seeds > 1:
+                from onlstm_cli.training.recipe import run_recipe
+                result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
+                                    right_branching, resume, reporter, log=err_line, side_by_side=side_by_side,
+                                    max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
+                                    else max_ppl_ratio)
+            else:
+                try:
+                    result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
+                                         reporter=reporter, **lm_options)
+                except RankZeroFailed:
+                    raise typer.Exit(2)  # rank 0 has said why
+        if main_process:  # what the model file is: validated, or why not
+            typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
+        if result.interrupted:
+            raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path | None, loss_log: Path | None,
+                      teachers: list[str]) -> None:
+    """The files `train` reads can be read, and none of them is a file it writes (files.check_outputs), before
+    anything is read or written. `resume` is None for the recipe, which may name its own --out."""
+    check_readable_file(corpus, "corpus")
+    for path, what in ((valid, "validation file"), (resume, "checkpoint")):
+        if path is not None:
+            check_readable_file(path, what)
+    if loss_log is not None and loss_log.is_symlink():
+        raise UserError(f"--loss-log {loss_log} is a symbolic link; not writing through it (give the file it "
+                        "points to)")
+    teacher_files = [("--teacher", name) for name in teachers if Path(name).exists()]  # not bundled names
+    check_outputs([("the corpus", corpus), ("--valid", valid), ("--resume", resume), *teacher_files],
+                  [("--out", out), ("--loss-log", loss_log)])
 
 
 def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:

@@ -10,24 +10,27 @@ def split_note(report: dict) -> str:
 
 
 def print_report(report: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    from onlstm_cli.console import stdout_console  # its console ends quietly when the reader of stdout goes away
+    from onlstm_cli.console import printable, stdout_console  # the console ends quietly when its reader goes away
     console = stdout_console()
     if not console.is_terminal:
         console = stdout_console(width=160)  # a table in a file or pipe should not wrap at 80 columns
     # Above the table, not as its title: rich wraps a title to the table's width, anywhere in a path
     # ("zh" / "-st.onlstm"); printed as is, a path breaks only where the terminal's edge falls, if at all.
-    console.print(f"{report['gold']}: {report['sentences']} sentences", markup=False, highlight=False, soft_wrap=True)
+    # paths and names are shown as they are (printable), never acted on
+    console.print(printable(f"{report['gold']}: {report['sentences']} sentences"), markup=False, highlight=False,
+                  soft_wrap=True)
     if "model" in report:
-        console.print(f"model: {report['model']}", markup=False, highlight=False, soft_wrap=True)
+        console.print(printable(f"model: {report['model']}"), markup=False, highlight=False, soft_wrap=True)
     table = Table()
     labels = sorted({label for r in report["systems"].values() for label in r["label_recall"]},
                     key=["NP", "VP", "PP", "ADJP", "SBAR"].index)
     for column in ["system", "sentence F1", "corpus F1", "F1 ≤10 words"] + [f"{x} rec." for x in labels]:
         table.add_column(column, justify="left" if column == "system" else "right")
     for name, r in report["systems"].items():
-        table.add_row(name, f"{r['sentence_f1']:.2f}", f"{r['corpus_f1']:.2f}",
+        table.add_row(escape(printable(name)), f"{r['sentence_f1']:.2f}", f"{r['corpus_f1']:.2f}",
                       f"{r['sentence_f1_len_le_10']:.2f}" if r["sentences_len_le_10"] else "-",
                       *[f"{r['label_recall'][x]['recall']:.1f}" if x in r["label_recall"] else "-" for x in labels])
     ub = report["upper_bound"]
@@ -36,8 +39,8 @@ def print_report(report: dict) -> None:
     console.print(table)
     first = next(iter(report["systems"].items()))
     by_length = "  ".join(f"{k}: {v['sentence_f1']:.1f} ({v['sentences']})" for k, v in first[1]["f1_by_length"].items())
-    console.print(f"{first[0]} sentence F1 by length (sentences): {by_length}", markup=False)
+    console.print(f"{printable(first[0])} sentence F1 by length (sentences): {by_length}", markup=False)
     for path, ppl in report.get("perplexity", {}).items():
-        console.print(f"perplexity on {path}: {ppl:.2f}", markup=False)
+        console.print(f"perplexity on {printable(path)}: {ppl:.2f}", markup=False)
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
                   f"sentence; F1 per sentence, averaged; {split_note(report)}.", style="dim")

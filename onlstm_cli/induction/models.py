@@ -30,7 +30,7 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
     if name_or_path is None:
         name_or_path = lang_of_text(text)
     path = Path(name_or_path)
-    if path.suffix == ".onlstm" or path.exists() or "/" in name_or_path:
+    if path.suffix == ".onlstm" or path.exists() or path.is_symlink() or "/" in name_or_path:  # a broken link too
         return path
     if name_or_path in BUNDLED_MODELS:
         return models_dir() / BUNDLED_MODELS[name_or_path]

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from onlstm_cli.errors import InputError
+from onlstm_cli.files import STDIN, check_readable_file
 
 
 # How long stdin may stay quiet before the lines read so far are parsed and answered: short enough that a
@@ -15,16 +16,18 @@ STALL_SECONDS = 0.05
 
 
 def read_input_batches(files: list[Path], block: int):
-    """Lists of lines (without newline) from the files, or stdin, up to `block` lines each.
+    """Lists of lines (without newline) from the files, or stdin (no files, or a file named "-"), up to `block`
+    lines each.
 
     A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
     further complete line arrives within STALL_SECONDS, so each line can be answered before the next
     comes. Invalid UTF-8 is a one-line error, raised once the lines before it are given out; a byte order
     mark at the start of a source is dropped.
     """
+    files = [None if str(path) == STDIN else path for path in files]
     for path in files:
-        if not path.is_file():
-            raise InputError(f"input file not found: {path}")
+        if path is not None:
+            check_readable_file(path, "input file", InputError)
     for path in files or [None]:
         where = "stdin" if path is None else str(path)
         stream = sys.stdin.buffer if path is None else open(path, "rb")

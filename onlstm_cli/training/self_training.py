@@ -169,11 +169,13 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
             f"{progress.best:.4f})")
     # Ctrl-C or SIGTERM from here on, the teachers' parse included, ends with a checkpoint
     with StopSignals() as signals:
+        parse_started = time.monotonic()  # the teachers' parse is timed apart: `onlstm info` shows each stage
         data = votes_of(teachers, corpus, valid, train, log, host)  # after the checks: the parse takes a while
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
                    {"teacher": [t.name for t in teachers], "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
                     "right_branching": data.right_branching, "left_branching": data.left_branching,
+                    "parse_seconds": round(time.monotonic() - parse_started, 1),
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)

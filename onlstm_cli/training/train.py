@@ -26,6 +26,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from onlstm_cli.errors import Diverged, RankZeroFailed, TrainingError
 from onlstm_cli.config import TrainConfig
+from onlstm_cli.files import open_for_append
 from onlstm_cli.text.corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns
 from onlstm_cli.training.distributed import Group, lost_peer, process_group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
@@ -170,10 +171,8 @@ def window_length(bptt: int, rows_left: int) -> int:
     return min(max(5, int(random.gauss(mean, 5))), rows_left)
 
 
-def open_loss_log(tc: TrainConfig, main: bool):
-    if tc.loss_log and main:
-        return open(tc.loss_log, "a", encoding="utf-8", buffering=1)  # by lines: readable while it runs
-    return contextlib.nullcontext()
+def open_loss_log(tc: TrainConfig, main: bool):  # by lines, readable while it runs; a symbolic link is refused
+    return open_for_append(tc.loss_log) if tc.loss_log and main else contextlib.nullcontext()
 
 
 class Trainer:

@@ -9,6 +9,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+import onlstm_cli.errors
 import onlstm_cli.modelfile as modelfile
 import onlstm_cli.training.run_checks
 import onlstm_cli.training.train
@@ -361,3 +362,65 @@ def test_train_help_describes_every_option():
 def test_bad_threads_through_the_api_is_a_training_error(corpus, tmp_path):
     with pytest.raises(TrainingError, match="--threads must be at least 1"):
         train(corpus, tmp_path / "m.onlstm", threads=-1)
+
+
+# --- one run an --out (issue 41 item 4) -----------------------------------------------------------------
+
+TINY_CLI = ["--emb-size", "20", "--hidden-size", "40", "--chunk-size", "5", "--batch-size", "4", "--threads", "1",
+            "--bptt", "10", "--optimizer", "adam", "--lr", "0.01", "--time-budget", "none"]
+
+
+def holder_process(out: Path):
+    """Another process holding `out`, as a run training into it does, until it is killed."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom onlstm_cli.files import output_lock\n"
+            f"with output_lock({str(out)!r}):\n    print('held', flush=True)\n    sys.stdin.read()\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("mode", ["language model", "recipe", "teacher"])
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_holds_it(corpus, tmp_path, mode, tiny_model_path):
+    out = tmp_path / "m.onlstm"
+    out.write_bytes(b"the first run's model")
+    extra = {"language model": [], "recipe": ["--seeds", "2"],
+             "teacher": ["--teacher", str(tiny_model_path), "--valid", str(corpus["valid"])]}[mode]
+    holder = holder_process(out)
+    try:
+        got = run_cli(["train", str(corpus["train"]), "-o", str(out), "--epochs", "1", *TINY_CLI, *extra])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert got.exit_code == 2 and "being written by another onlstm run" in one_line(got.output), got.output
+    assert f"process {holder.pid}" in got.output
+    assert out.read_bytes() == b"the first run's model"
+
+
+def test_a_killed_runs_lock_does_not_stop_a_resume_and_a_finished_run_leaves_none(corpus, tmp_path):
+    from onlstm_cli.files import lock_path
+    out = tmp_path / "m.onlstm"
+    first = run_cli(["train", str(corpus["train"]), "-o", str(out), "--valid", str(corpus["valid"]), "--epochs", "1",
+                     *TINY_CLI])
+    assert first.exit_code == 0, first.output
+    assert not lock_path(out).exists()  # released and removed on the way out
+    holder = holder_process(out)
+    holder.kill()  # killed: its lock file stays, but the kernel has dropped its lock
+    holder.wait()
+    assert lock_path(out).exists()
+    resumed = run_cli(["train", str(corpus["train"]), "-o", str(out), "--valid", str(corpus["valid"]), "--epochs", "2",
+                       "--resume", str(checkpoint_path(out)), *TINY_CLI])
+    assert resumed.exit_code == 0, resumed.output
+    assert load_model(out).meta["epochs"] == 2 and not lock_path(out).exists()
+
+
+def test_a_lock_file_that_is_a_symbolic_link_is_not_followed(tmp_path):
+    from onlstm_cli.files import lock_path, output_lock
+    target = tmp_path / "precious.txt"
+    target.write_text("mine\n")
+    lock_path(tmp_path / "m.onlstm").symlink_to(target)
+    with pytest.raises(onlstm_cli.errors.OnlstmError, match="symbolic link"):
+        with output_lock(tmp_path / "m.onlstm"):
+            pass
+    assert target.read_text() == "mine\n"

@@ -1,0 +1,141 @@
+"""The files a command reads and writes, kept apart and named for what they are.
+
+- An output that is one of the command's inputs, or another of its outputs, is refused before anything is
+  written (check_outputs). Files are compared by identity (device and inode), so a hard link, a symbolic link
+  or another spelling of the path is the same file; an output that does not exist yet, by its resolved path.
+- An output that another running command is writing is refused (output_lock: a lock file beside it, locked
+  with flock, which the kernel releases when its process ends however it ends, so a killed run leaves no lock
+  that holds).
+- A log appended to never follows a symbolic link (open_for_append).
+- A path that cannot be read says why: missing, a directory, a symbolic-link loop, a dangling link
+  (check_readable_file).
+
+It imports nothing of onlstm_cli but errors, so any layer may use it.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+from pathlib import Path
+from typing import Iterable
+
+from onlstm_cli.errors import OnlstmError, OutputInUse, UserError
+
+STDIN = "-"  # an input file named "-" is stdin, as for cat or grep
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: the same inode where both exist, else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): an output not written yet is its resolved path
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(inputs: Iterable[tuple[str, str | Path | None]],
+                  outputs: Iterable[tuple[str, str | Path | None]]) -> None:
+    """Refuse, in one line, an output that is one of the inputs or another output: writing it would destroy
+    what the command reads (or one output would overwrite the other). `inputs` and `outputs` are (what the
+    user calls it, path) pairs, such as ("--valid", "v.txt"); None paths and stdin ("-") are skipped."""
+    inputs = [(name, path) for name, path in inputs if path is not None and str(path) != STDIN]
+    outputs = [(name, path) for name, path in outputs if path is not None and str(path) != STDIN]
+    for k, (out_name, out) in enumerate(outputs):
+        for in_name, source in inputs:
+            if same_file(out, source):
+                raise UserError(f"{out_name} {out} is the same file as {in_name} {source}: writing it would "
+                                f"overwrite an input; give {out_name} another file")
+        for other_name, other in outputs[:k]:
+            if same_file(out, other):
+                raise UserError(f"{out_name} {out} is the same file as {other_name} {other}: give each "
+                                "its own file")
+
+
+def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = UserError) -> None:
+    """A one-line `error` unless `path` is a file that can be opened: `what` names it ("input file",
+    "model file"), and the message says whether it is missing, a directory, a symbolic-link loop or a link
+    to nothing."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise error(f"{what} {path} is a symbolic-link loop: it cannot be resolved to a file") from None
+        if os.path.islink(path):
+            raise error(f"{what} {path} is a symbolic link to {os.readlink(path)}, which does not exist") from None
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise error(f"{what} not found: {path}") from None
+        raise error(f"cannot read {what} {path}: {(e.strerror or type(e).__name__).lower()}") from None
+    if stat.S_ISDIR(mode):
+        raise error(f"{what} {path} is a directory, not a file")
+
+
+def open_for_append(path: str | Path):
+    """`path` opened to append text lines (line-buffered, readable while a run writes it); a symbolic link is
+    refused, not written through (O_NOFOLLOW: the check and the open are one step)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UserError(f"{path} is a symbolic link; not writing through it (give the file it points to)") \
+                from None
+        raise UserError(f"cannot write {path}: {(e.strerror or type(e).__name__).lower()}") from None
+    return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+
+
+def lock_path(out: str | Path) -> Path:
+    """The lock file beside an output: .NAME.lock, hidden, removed when the run ends."""
+    out = Path(out)
+    return out.with_name(f".{out.name}.lock")
+
+
+@contextlib.contextmanager
+def output_lock(out: str | Path, option: str = "--out"):
+    """Hold `out` for this process while the block runs; another process holding it makes this a one-line
+    OutputInUse. The lock is flock's on an open lock file: the kernel drops it when the process ends (a
+    killed run's lock file stays, unlocked, and the next run takes it). Not reentrant: one holder a process."""
+    lock = lock_path(out)
+    fd = _locked_file(lock, out, option)
+    try:
+        yield lock
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # before unlocking: a run waiting on this file finds it gone and takes a new one
+        os.close(fd)
+
+
+def _locked_file(lock: Path, out: str | Path, option: str) -> int:
+    for _ in range(100):
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise UserError(f"the lock file {lock} is a symbolic link; not following it (remove it)") from None
+            raise UserError(f"cannot write {option} {out}: cannot create its lock file {lock}: "
+                            f"{(e.strerror or type(e).__name__).lower()}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise UserError(f"cannot lock {option} {out} ({lock}): {(e.strerror or '').lower()}") from None
+            raise OutputInUse(f"{option} {out} is being written by another onlstm run"
+                              f"{f' (process {holder})' if holder.isdigit() else ''}: wait for it to end, or "
+                              f"give {option} another file") from None
+        if _still_named(fd, lock):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            return fd
+        os.close(fd)  # its holder ended and removed it between our open and our lock: take the new one
+    raise UserError(f"cannot lock {option} {out}: its lock file {lock} keeps changing")
+
+
+def _still_named(fd: int, lock: Path) -> bool:
+    try:
+        named, held = os.stat(lock, follow_symlinks=False), os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
