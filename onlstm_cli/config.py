@@ -135,6 +135,11 @@ class RecipeConfig:
                                      # (--threads, else one a core), at most K; 1 on a GPU
     progress_every: float = 300.0  # seconds between the recipe's own lines while language models train side by
                                    # side (which stage, which seeds, the time left): their lines say only their own
+    warn_branching_above: float = 90.0  # a finished recipe warns when its span parser's trees of the validation text
+                                        # agree more than this (sentence F1, %) with right- or left-branching trees:
+                                        # such a student adds nothing to the rule, which needs no training
+    keep_intermediate: bool = False  # a finished recipe keeps its checkpoints, token files and held-out split (only
+                                     # a rerun with a larger --time-budget reads them); False: they are removed
 
 
 

@@ -10,16 +10,16 @@ of several are not. The seeds train side by side, one process each with an equal
 (side_by_side.py), as many at once as there are threads (one a core by default); with one thread, or
 --side-by-side 1, they run one after another in this process.
 
-Time: --time-budget B is for the whole recipe. The language models get `lm_share` × B; the models that train
-at once share it out in rounds, so each gets lm_share × B / ⌈K / side-by-side⌉ (counted over a model's resumed
-runs, as plain training counts it); the span parser stage gets the rest, the teachers' parse of the text
-included.
+Time: --time-budget is for the whole recipe, over all its runs (recipe_time.py). The end: the span parser's
+trees of the validation text are compared with right- and left-branching trees, with a warning where they
+are nearly those (recipe_votes.py); the files only a resume needs are removed unless --keep-intermediate
+(recipe_files.py); the last line says what is left beside --out.
 
 OUT.recipe.json records the options (rerunning the command with other options is refused, except a larger
 --time-budget, which extends the recipe: see `RecipeRun.extend`), the stages finished, each teacher's
-validation perplexity and the stage times; the final file's span-parser meta keeps the same record.
-Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished language
-model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
+validation perplexity and the stage times (recipe_record.py); the final file's span-parser meta keeps the same
+record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished
+language model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
 checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses
 at most the work since the last checkpoint.
 """
@@ -27,22 +27,27 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import signal
-import statistics
 import threading
-import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
-from onlstm_cli.errors import TrainingError
-from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.training.run_checks import check_destination, checkpoint_path
+from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
+from onlstm_cli.errors import ModelFileError, TrainingError
 from onlstm_cli.training import side_by_side
+from onlstm_cli.training.recipe_files import held_out_split, leave_finished, lm_path
+from onlstm_cli.training.recipe_record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
+                                               state_path)
+from onlstm_cli.training.recipe_time import RecipeClock, StageProgress, command_started
+from onlstm_cli.training.recipe_votes import (branching_agreement, branching_warning, vote_rule, voting_teachers,
+                                              weight_text)
+from onlstm_cli.training.run_checks import check_destination, checkpoint_path
 
-RECIPE_VERSION = 1
-MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
+# what callers and tests import from here
+__all__ = ["MAX_RECORD_BYTES", "RecipeResult", "RecipeRun", "RecipeState", "held_out_split", "lm_path",
+           "run_recipe", "state_path", "voting_teachers"]
+# RecipeConfig's fields that say how a recipe runs and ends, not what it trains: a rerun may change them
+RUN_ONLY = ("side_by_side", "progress_every", "keep_intermediate", "warn_branching_above")
 
 
 class Interrupted(Exception):
@@ -68,67 +73,6 @@ def signals_interrupt():
             signal.signal(sig, handler)
 
 
-def lm_path(out: Path, seed: int) -> Path:
-    """Where the language model of one seed goes: beside --out, named for what it is."""
-    return out.with_name(f"{out.stem}.lm-seed{seed}.onlstm")
-
-
-def state_path(out: Path) -> Path:
-    return Path(str(out) + ".recipe.json")
-
-
-@dataclass
-class RecipeState:
-    options: dict                                      # what a rerun must repeat
-    teachers: list = field(default_factory=list)       # per finished language model: seed, path, ppl, seconds
-    span_parser: dict | None = None                    # once the span parser stage has finished
-    stage_seconds: dict = field(default_factory=dict)  # wall time per stage, over all runs
-
-    def save(self, out: Path) -> None:
-        with atomic_file(state_path(out), "w", refuse_symlink=True) as f:
-            json.dump({"version": RECIPE_VERSION, **asdict(self)}, f, indent=1)
-
-
-def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
-    """The recipe recorded beside `out`, or a fresh one; a record of other options is refused, except a
-    larger --time-budget, which extends the recipe (`RecipeRun.extend`): (state, the budget it recorded)
-    then, else (state, None)."""
-    path = state_path(out)
-    if not path.exists():
-        return RecipeState(options), None
-    try:
-        size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
-        for section in ("recipe", "span_parser"):  # the option's name until teachers could vote with layers below
-            if "layers_above" in state.options[section]:
-                state.options[section]["extra_layers"] = state.options[section].pop("layers_above")
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
-    extended_from = None
-    for key, recorded, given in differences(state.options, options):
-        if key == "train.time_budget" and recorded is not None and (given is None or given > recorded):
-            extended_from = recorded
-            continue
-        hint = " (a recipe's --time-budget can be raised, not lowered)" if key == "train.time_budget" else ""
-        raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
-                            "rerun it with the recipe's options, or use another --out")
-    return state, extended_from
-
-
-def differences(recorded: dict, given: dict, prefix: str = ""):
-    """(key, recorded, given) for each option that differs; an option the record lacks was added to onlstm
-    after the recipe started, with a default that keeps the old behaviour, so it does not count."""
-    for key in sorted(recorded):
-        name = f"{prefix}{key}"
-        if isinstance(recorded[key], dict) and isinstance(given.get(key), dict):
-            yield from differences(recorded[key], given[key], f"{name}.")
-        elif recorded[key] != given.get(key):
-            yield name, recorded[key], given.get(key)
-
-
 @dataclass
 class RecipeRun:
     """Everything `train --seeds K` was given; `run()` does (or finishes) the recipe."""
@@ -142,6 +86,13 @@ class RecipeRun:
     lm_options: dict                  # the rest of train_model's arguments (tokenizer, lang, vocabulary, …)
     reporter: object
     log: object = print
+    held_out: bool = False            # the validation text is the recipe's own split of the corpus
+    started: float | None = None      # when this run began (time.monotonic()); None: now
+    clock: RecipeClock = field(init=False)
+
+    def __post_init__(self):
+        self.clock = RecipeClock(self.train_config.time_budget, self.recipe.lm_share, self.recipe.seeds,
+                                 self.slots(), **({} if self.started is None else {"started": self.started}))
 
     def options(self) -> dict:
         """The record a rerun must match: files, sizes, every option that changes what is trained."""
@@ -151,8 +102,7 @@ class RecipeRun:
             "corpus": str(corpus.resolve()), "corpus_bytes": corpus.stat().st_size,
             "valid": str(Path(self.valid).resolve()), "model": self.model_config,
             "train": {k: v for k, v in asdict(self.train_config).items() if k not in ("threads", "device")},
-            "recipe": {k: v for k, v in asdict(self.recipe).items()
-                       if k not in ("side_by_side", "progress_every")},  # how it runs, not what is trained
+            "recipe": {k: v for k, v in asdict(self.recipe).items() if k not in RUN_ONLY},
             "span_parser": {k: v for k, v in asdict(self.self_train).items() if k != "checkpoint_every"},
             "lm": lm}, default=str))
 
@@ -164,15 +114,12 @@ class RecipeRun:
         return side_by_side.slots(self.recipe.seeds, self.train_config.threads, self.train_config.device,
                                   self.recipe.side_by_side)
 
-    def budgets(self) -> tuple[float | None, float | None]:
-        """(each language model's, the span parser stage's) share of the time budget."""
-        total = self.train_config.time_budget
-        if total is None:
-            return None, None
-        rounds = side_by_side.waves(self.recipe.seeds, self.slots())
-        return total * self.recipe.lm_share / rounds, total * (1 - self.recipe.lm_share)
+    def save(self, state: RecipeState, stage: str) -> None:
+        """The record, with the time since the last count in `stage`'s."""
+        self.clock.count(state, stage)
+        state.save(self.out)
 
-    def run(self) -> "RecipeResult":
+    def run(self) -> RecipeResult:
         state, extended_from = load_state(self.out, self.options())
         if "extra_layers" not in state.options["recipe"]:  # recorded before teachers voted with several layers
             self.recipe = replace(self.recipe, extra_layers=0)
@@ -185,38 +132,42 @@ class RecipeRun:
             with signals_interrupt():
                 return self.stages(state)
         except Interrupted as stop:  # between the stages' own signal handling: nothing to save but the record
-            state.save(self.out)
+            self.save(state, "span_parser" if state.teachers else "language_models")
             return RecipeResult(self.out, state, interrupted=True, stop_signal=stop.signal)
 
-    def stages(self, state: RecipeState) -> "RecipeResult":
+    def stages(self, state: RecipeState) -> RecipeResult:
         done = {t["seed"] for t in state.teachers}
-        started = time.monotonic()
         pending = [(number, seed) for number, seed in enumerate(self.seeds(), 1) if seed not in done]
         if len(pending) > 1 and self.slots() > 1:
             stop = self.train_language_models_side_by_side(state, pending)
             if stop:
                 return RecipeResult(self.out, state, interrupted=True, stop_signal=stop)
         else:
-            for number, seed in pending:
-                result = self.train_language_model(state, number, seed)
+            for k, (number, seed) in enumerate(pending):
+                result = self.train_language_model(state, number, seed, len(pending) - k)
                 if result.interrupted:
                     return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
         if state.span_parser is None:
             result = self.train_span_parser(state)
             if result.interrupted:
                 return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+            self.check_branching(state)
         else:
             self.log(f"recipe: already complete ({self.out}); nothing to do")
-        return RecipeResult(self.out, state, seconds=time.monotonic() - started)
+        left = leave_finished(self.out, self.seeds(), [self.out.with_name(t["path"]) for t in state.teachers],
+                              state_path(self.out), self.held_out, self.recipe.keep_intermediate)
+        self.save(state, "span_parser")
+        return RecipeResult(self.out, state, seconds=sum(state.stage_seconds.values()), left=left)
 
     def extend(self, state: RecipeState, old_budget: float) -> None:
         """A larger --time-budget on a recorded recipe: the language models that stopped on the old budget
         (short of --epochs) go on from their checkpoints with their new share, and the span parser, whose
         votes they change, trains again from the start (its file stays until the new one replaces it).
-        Models that ran all their epochs keep their record; if all did, nothing trains again."""
+        Models that ran all their epochs keep their record; if all did, nothing trains again. A finished
+        recipe's checkpoints are gone unless it kept them (--keep-intermediate): then nothing can go on."""
         epochs = self.train_config.epochs
-        going_on = [t for t in state.teachers
-                    if t["epochs"] < epochs and checkpoint_path(lm_path(self.out, t["seed"])).exists()]
+        short = [t for t in state.teachers if t["epochs"] < epochs]
+        going_on = [t for t in short if checkpoint_path(lm_path(self.out, t["seed"])).exists()]
         new = self.train_config.time_budget
         state.options["train"]["time_budget"] = new  # the record's budget is now this one
         said = "no limit" if new is None else f"{new / 60:.1f} min"
@@ -227,28 +178,28 @@ class RecipeRun:
                 checkpoint_path(self.out).unlink()  # the old votes' checkpoint: the span parser starts anew
         seeds = f"seed{'s' if len(going_on) > 1 else ''} " + ", ".join(str(t["seed"]) for t in going_on)
         what = (f"the language models of {seeds} go on from their checkpoints, then the span parser trains again "
-                "on their votes" if going_on else "every language model ran its --epochs; nothing to train again")
+                "on their votes" if going_on else
+                "their checkpoints were removed when the recipe finished (--keep-intermediate keeps them), so "
+                "nothing trains again: a new recipe needs another --out" if short else
+                "every language model ran its --epochs; nothing to train again")
         self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: {what}")
         state.save(self.out)
 
-    def train_language_model(self, state: RecipeState, number: int, seed: int):
+    def train_language_model(self, state: RecipeState, number: int, seed: int, models_left: int):
         from onlstm_cli.training.train import train_model
-        lm_budget, _ = self.budgets()
         path = lm_path(self.out, seed)
         ckpt = checkpoint_path(path)
         resume = ckpt if ckpt.exists() else None
         self.log(f"recipe: stage 1 of 2, language model {number} of {self.recipe.seeds} (seed {seed}) → {path}"
-                 f"{', resumed from its checkpoint' if resume else ''}; {self.eta_text(state, number)}")
-        config = replace(self.train_config, seed=seed, time_budget=lm_budget)
-        before = time.monotonic()
+                 f"{', resumed from its checkpoint' if resume else ''}; {self.clock.eta_text(state, number)}")
+        config = replace(self.train_config, seed=seed, time_budget=self.clock.lm_budget())
+        deadline = self.clock.lm_deadlines(state, models_left)[0]
         result = train_model(self.corpus, path, dict(self.model_config), config, valid=self.valid,
-                             resume=resume, reporter=self.reporter, **self.lm_options)
-        state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
-            time.monotonic() - before
+                             resume=resume, reporter=self.reporter, deadline=deadline, **self.lm_options)
         if not result.interrupted:
             self.record_language_model(state, number, seed, result.best_valid_ppl, result.epochs_done,
                                        result.seconds)
-        state.save(self.out)
+        self.save(state, "language_models")
         return result
 
     def record_language_model(self, state: RecipeState, number: int, seed: int, valid_ppl, epochs: float,
@@ -256,45 +207,40 @@ class RecipeRun:
         path = lm_path(self.out, seed)
         if not path.exists():
             raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
-        state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": _rounded(valid_ppl),
+        state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": rounded(valid_ppl),
                                "epochs": round(epochs, 3), "seconds": round(seconds, 1)})
         state.teachers.sort(key=lambda t: t["seed"])  # side by side, they end in any order
         self.log(f"recipe: language model {number} of {self.recipe.seeds} (seed {seed}) done: {epochs:.2f} epochs "
-                 f"in {seconds / 60:.1f} min, validation perplexity {_rounded(valid_ppl)}")
+                 f"in {seconds / 60:.1f} min, validation perplexity {rounded(valid_ppl)}")
+
+    def seed_jobs(self, state: RecipeState, pending: list[tuple[int, int]], threads: int) -> list:
+        deadlines = self.clock.lm_deadlines(state, len(pending))
+        jobs = []
+        for (number, seed), deadline in zip(pending, deadlines):
+            path = lm_path(self.out, seed)
+            ckpt = checkpoint_path(path)
+            config = replace(self.train_config, seed=seed, time_budget=self.clock.lm_budget(), threads=threads)
+            jobs.append(side_by_side.SeedJob(seed, number, self.corpus, path, self.valid, dict(self.model_config),
+                                             config, self.lm_options, ckpt if ckpt.exists() else None, deadline))
+        return jobs
 
     def train_language_models_side_by_side(self, state: RecipeState, pending: list[tuple[int, int]]) -> int:
         """Stage 1 with one process a seed (side_by_side.py); returns the signal that stopped it, else 0.
         Each model is recorded as it ends, so an interruption loses none that finished."""
-        lm_budget, _ = self.budgets()
         slots = min(self.slots(), len(pending))
         threads = side_by_side.threads_each(slots, self.train_config.threads)
-        jobs = []
-        for number, seed in pending:
-            path = lm_path(self.out, seed)
-            ckpt = checkpoint_path(path)
-            config = replace(self.train_config, seed=seed, time_budget=lm_budget, threads=threads)
-            jobs.append(side_by_side.SeedJob(seed, number, self.corpus, path, self.valid, dict(self.model_config),
-                                             config, self.lm_options, ckpt if ckpt.exists() else None))
+        jobs = self.seed_jobs(state, pending, threads)
         self.log(f"recipe: stage 1 of 2, {len(pending)} language models, {slots} at a time side by side "
-                 f"({threads} thread{'s' if threads > 1 else ''} each); {self.eta_text(state, pending[0][0])}")
+                 f"({threads} thread{'s' if threads > 1 else ''} each); {self.clock.eta_text(state, pending[0][0])}")
         failures = []
-        progress = _StageProgress(self, state, self.seconds_left(state, pending[0][0]))
-        counted_until = time.monotonic()
-
-        def spent_so_far():  # into the record each time a model ends, so a kill -9 later loses none of that time
-            nonlocal counted_until
-            now = time.monotonic()
-            state.stage_seconds["language_models"] = state.stage_seconds.get("language_models", 0.0) + \
-                now - counted_until
-            counted_until = now
+        progress = StageProgress(self.clock, state, self.recipe.seeds, self.recipe.progress_every, self.log)
 
         def started(job):
             self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
                      f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]; "
-                     f"{self.eta_text(state, job.number)}")
+                     f"{self.clock.eta_text(state, job.number)}")
 
-        def finished(job, outcome):
-            spent_so_far()
+        def finished(job, outcome):  # into the record as each model ends, so a kill -9 later loses none of it
             if "error" in outcome:
                 failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
             elif not outcome["interrupted"]:
@@ -304,13 +250,13 @@ class RecipeRun:
                 except TrainingError as e:  # said once the others have stopped
                     failures.append(str(e))
                     outcome["error"] = str(e)
-            state.save(self.out)
+            self.save(state, "language_models")
 
         try:
-            stop = side_by_side.train_side_by_side(jobs, slots, started, finished, progress.tick)
+            stop = side_by_side.train_side_by_side(jobs, slots, started, finished, progress.tick,
+                                                   live=getattr(self.reporter, "live", False) and self.reporter)
         finally:
-            spent_so_far()
-            state.save(self.out)
+            self.save(state, "language_models")
         if failures:
             raise TrainingError("; ".join(failures) + " (rerun the same command to go on from the checkpoints)")
         return stop
@@ -318,7 +264,6 @@ class RecipeRun:
     def train_span_parser(self, state: RecipeState):
         from onlstm_cli.modelfile import load_model
         from onlstm_cli.training.self_training import self_train
-        _, budget = self.budgets()
         voting, left_out, median = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
@@ -329,11 +274,11 @@ class RecipeRun:
         teachers = [load_model(self.out.with_name(t["path"])) for t in voting]
         ckpt = checkpoint_path(self.out)
         resume = ckpt if ckpt.exists() else None
+        budget = self.clock.span_parser_budget(state, checkpoint_seconds(resume))
         self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
                  f"(branching voter {weight_text(self.self_train.right_branching)}) → {self.out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
-                 + (f"; stage budget {budget / 60:.1f} min" if budget else ""))
-        before = time.monotonic()
+                 + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
         votes = vote_rule(self.recipe, self.self_train.right_branching, len(voting))
         record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
@@ -341,129 +286,70 @@ class RecipeRun:
         result = self_train(self.corpus, self.out, teachers, self.valid,
                             SpanParserConfig(vocab_size=len(teachers[0].vocab)), self.self_train, budget, resume,
                             log=self.log, recipe=record)
-        state.stage_seconds["span_parser"] = state.stage_seconds.get("span_parser", 0.0) + time.monotonic() - before
         if not result.interrupted:
-            state.span_parser = {"epochs": result.epochs_done, "valid_loss": _rounded(result.best_valid_loss, 5),
+            state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
                                  "left_branching": result.left_branching}
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
-        state.save(self.out)
+        self.save(state, "span_parser")
         return result
 
-    def seconds_left(self, state: RecipeState, number: int) -> float | None:
-        """The most the recipe can still take once language model `number` starts (None: no time budget):
-        the remaining rounds' budgets, and no more than the stage's budget minus what its earlier runs spent
-        (a resumed or extended recipe), then the span parser's share, which counts from its own start."""
-        lm_budget, span_budget = self.budgets()
-        if lm_budget is None:
-            return None
-        rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
-        spent = state.stage_seconds.get("language_models", 0.0)
-        whole_stage = lm_budget * side_by_side.waves(self.recipe.seeds, self.slots())
-        return min(lm_budget * rounds, max(0.0, whole_stage - spent)) + span_budget
-
-    def eta_text(self, state: RecipeState, number: int) -> str:
-        lm_budget, _ = self.budgets()
-        rounds = side_by_side.waves(self.recipe.seeds - number + 1, self.slots())
-        if lm_budget is not None:
-            left = self.seconds_left(state, number)
-            return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
-        if not state.teachers:
-            return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
-        per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
-        return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
-                f"{per_model * rounds / 60:.1f} min; then the span parser")
+    def check_branching(self, state: RecipeState) -> None:
+        """The student's agreement with right- and left-branching trees, into the record and the file's meta,
+        and a warning where it is nearly one of them."""
+        agreement = branching_agreement(self.out, self.valid)
+        state.span_parser["branching_agreement"] = agreement
+        record_in_file(self.out, agreement)
+        if agreement:
+            self.log(f"recipe: the span parser's trees of the validation text agree {agreement['right']:.1f} with "
+                     f"right-branching trees, {agreement['left']:.1f} with left-branching ones (sentence F1)")
+        warning = branching_warning(agreement, self.recipe.warn_branching_above)
+        if warning:
+            self.log(f"recipe: {warning}")
+        self.save(state, "span_parser")
 
 
-def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
-    """The record's words for who votes and with what weight."""
-    extra = recipe.extra_layers
-    layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
-              "below where it has too few above)" if extra else "parse layer")
-    ratio = recipe.max_ppl_ratio
-    return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
-            f"models' {layers} weigh 1 each" + (f", a branching tree ({weight_text(right_branching)})"
-                                                if right_branching else "")
-            + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
-               "their median does not vote" if ratio else ""))
+def checkpoint_seconds(ckpt: Path | None) -> float:
+    """The time a span parser's checkpoint says its earlier runs trained (0 without one, or one unread: the
+    span parser's own reading of it says why)."""
+    from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
+    if ckpt is None:
+        return 0.0
+    try:
+        seconds = read_archive(ckpt, CHECKPOINT_FORMAT).get("self_training", {}).get("seconds", 0.0)
+    except ModelFileError:
+        return 0.0
+    return float(seconds) if isinstance(seconds, (int, float)) else 0.0
 
 
-def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
-    """(the language models that vote, by seed; those left out; the median validation perplexity). A model whose
-    perplexity is more than max_ratio × the median of all K is a failed run, not a weak seed: perplexity does not
-    rank healthy seeds' trees, but a run that stopped learning pulls every vote down (docs/experiments/levers.md, "A failed
-    run does not vote"). The median keeps at least half of the models, so one always votes; 0 keeps every one."""
-    teachers = sorted(teachers, key=lambda t: t["seed"])
-    known = [t["valid_ppl"] for t in teachers if isinstance(t.get("valid_ppl"), (int, float))]
-    if not max_ratio or not known:
-        return teachers, [], statistics.median(known) if known else None
-    median = statistics.median(known)
-    left_out = [t for t in teachers
-                if isinstance(t.get("valid_ppl"), (int, float)) and t["valid_ppl"] > max_ratio * median]
-    return [t for t in teachers if t not in left_out], left_out, median
-
-
-class _StageProgress:
-    """The recipe's own line every `progress_every` seconds while its language models train side by side, where
-    each process's lines say only how its own model goes: the stage, the seeds training, the time left."""
-
-    def __init__(self, run: RecipeRun, state: RecipeState, left: float | None):
-        self.run, self.state, self.left = run, state, left
-        self.span_budget = run.budgets()[1]
-        self.started = self.last = time.monotonic()
-
-    def tick(self, training: list[int], waiting: int) -> None:
-        now = time.monotonic()
-        if now - self.last < self.run.recipe.progress_every:
-            return
-        self.last = now
-        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.run.recipe.seeds} language models done, "
-                f"training seed{'s' if len(training) > 1 else ''} {', '.join(map(str, training))}"
-                + (f", {waiting} waiting" if waiting else "")
-                + f"; {(now - self.started) / 60:.1f} min in this stage")
-        if self.left is not None:
-            left = max(0.0, self.left - (now - self.started))
-            text += (f"; it ends in at most {max(0.0, left - self.span_budget) / 60:.1f} min, the recipe in at most "
-                     f"{left / 60:.1f} min")
-        self.run.log(text)
-
-
-@dataclass
-class RecipeResult:
-    out: Path
-    state: RecipeState
-    interrupted: bool = False
-    stop_signal: int = 0
-    seconds: float = 0.0
-
-    def summary(self) -> str:
-        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" + (" (no vote)" if t.get("votes") is False else "")
-                             for t in self.state.teachers)
-        if self.interrupted:
-            return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
-                    f"rerun the same command to go on from where it stopped")
-        minutes = sum(self.state.stage_seconds.values()) / 60
-        voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
-        return (f"done: {self.out} (span parser on {voters} language models' votes; validation "
-                f"perplexity {teachers}; {minutes:.1f} min in all); the recipe is recorded in {state_path(self.out)}")
+def record_in_file(out: Path, agreement: dict) -> None:
+    """The student's branching agreement into its file's recipe record, where `info` reads the recipe."""
+    from onlstm_cli.modelfile import atomic_save, read_archive
+    archive = read_archive(out)
+    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe")
+    if isinstance(recipe, dict):
+        recipe["branching_agreement"] = agreement
+        atomic_save(archive, out)
 
 
 def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
                right_branching: float | None = None, resume=None, reporter=None, log=print,
                self_train: SelfTrainConfig | None = None, side_by_side: int | None = None,
                progress_every: float = RecipeConfig.progress_every,
-               max_ppl_ratio: float = RecipeConfig.max_ppl_ratio) -> RecipeResult:
+               max_ppl_ratio: float = RecipeConfig.max_ppl_ratio,
+               keep_intermediate: bool = RecipeConfig.keep_intermediate) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same.
     `progress_every`: seconds between the recipe's own progress lines while models train side by side.
     `max_ppl_ratio`: a model whose validation perplexity is more than this × the models' median does not vote
-    (0: every one votes)."""
+    (0: every one votes). `keep_intermediate`: a finished recipe keeps its checkpoints, token files and split."""
     from onlstm_cli.training.train import LineReporter
+    started = command_started()
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,
-                          max_ppl_ratio=max_ppl_ratio)
+                          max_ppl_ratio=max_ppl_ratio, keep_intermediate=keep_intermediate)
     if side_by_side is not None and side_by_side < 1:
         raise TrainingError("--side-by-side must be at least 1")
     if not (max_ppl_ratio == 0 or max_ppl_ratio >= 1):  # below 1 would leave out the median model itself
@@ -483,35 +369,11 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     if lines < recipe.min_lines:
         raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least "
                             f"{recipe.min_lines}, to train {seeds} models and validate them")
-    if valid is None:
+    held_out = valid is None
+    if held_out:
         corpus, valid = held_out_split(corpus, out)
     config = self_train or SelfTrainConfig(seed=train_config.seed)
     config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
     run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
-                    reporter or LineReporter(), log)
+                    reporter or LineReporter(), log, held_out, started)
     return run.run()
-
-
-def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
-    """Every 20th non-blank line of the corpus as validation text, the others to train on, written beside
-    `out` (the same corpus gives the same files, so a rerun finds what it trained on). It streams: a corpus
-    is read a line at a time, as training reads it, never whole into memory."""
-    paths = {name: out.with_name(f"{out.stem}.recipe-{name}.txt") for name in ("train", "valid")}
-    with atomic_file(paths["train"], "w", refuse_symlink=True) as train, \
-            atomic_file(paths["valid"], "w", refuse_symlink=True) as valid, open(corpus, "rb") as lines:
-        kept = 0
-        for raw in lines:
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if line.strip():
-                (valid if kept % 20 == 19 else train).write(line + "\n")
-                kept += 1
-    return paths["train"], paths["valid"]
-
-
-def weight_text(weight: float | str) -> str:
-    return (f"{AUTO}: a right- or left-branching tree, the way the teachers' trees lean (votes.auto_weight)"
-            if weight == AUTO else f"right-branching, weight {weight:g}")
-
-
-def _rounded(value: float | None, digits: int = 2) -> float | None:
-    return None if value is None or not math.isfinite(value) else round(value, digits)

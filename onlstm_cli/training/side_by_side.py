@@ -3,7 +3,8 @@
 An ON-LSTM's training step is a chain of small matrix products that one process cannot spread over many
 cores, so K seeds in K processes finish sooner than K seeds one after another on all the threads (on a
 2-core VM, benchmarks/README.md). Each process is a plain `train_model` run with its own checkpoint; its log
-lines carry its seed. A signal to the recipe is passed on to every process, each checkpoints and stops; a
+lines carry its seed. On a terminal (a live display, train_report.RichReporter) each process reports to the
+recipe's process instead, which shows one live line a seed. A signal to the recipe is passed on to every process, each checkpoints and stops; a
 process whose parent died (kill -9) stops itself the same way, so nothing trains on unwatched.
 """
 from __future__ import annotations
@@ -61,6 +62,7 @@ class SeedJob:
     train_config: TrainConfig        # its seed, threads and time budget already set
     lm_options: dict
     resume: Path | None
+    deadline: float | None = None    # the wall-clock time (time.time()) its round of the stage ends
 
 
 class _SeedStream:
@@ -97,13 +99,40 @@ def _stop_when_orphaned(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def train_seed(job: SeedJob, results, parent: int) -> None:
-    """The body of a seed's process: train, then put (seed, outcome) on `results`."""
+class _QueueReporter:
+    """A seed's reports sent to the recipe's process, for its live display: ("event", seed, method, args) on
+    the results queue; progress at most every `every_s` seconds (a step takes milliseconds)."""
+
+    def __init__(self, seed: int, results, every_s: float = 0.5):
+        self.seed, self.results, self.every_s, self.last = seed, results, every_s, 0.0
+
+    def send(self, method: str, *args) -> None:
+        self.results.put(("event", self.seed, method, args))
+
+    def start_epoch(self, epoch, n_tokens):
+        self.send("start_epoch", epoch, n_tokens)
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        if time.monotonic() - self.last >= self.every_s:
+            self.last = time.monotonic()
+            self.send("progress", epoch, tokens_done, loss, tokens_per_s, eta_s)
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        self.send("end_epoch", epoch, train_ppl, valid_ppl, saved)
+
+    def message(self, text):
+        self.send("message", text)
+
+
+def train_seed(job: SeedJob, results, parent: int, live: bool = False) -> None:
+    """The body of a seed's process: train, then put (seed, outcome) on `results`; `live`: its reports go there
+    too, for the recipe's live display, else they are lines on stderr."""
     sys.stderr = _SeedStream(sys.__stderr__, f"[seed {job.seed}] ")
     _stop_when_orphaned(parent)
+    reporter = _QueueReporter(job.seed, results) if live else LineReporter()
     try:
         result = train_model(job.corpus, job.out, dict(job.model_config), job.train_config, valid=job.valid,
-                             resume=job.resume, reporter=LineReporter(), **job.lm_options)
+                             resume=job.resume, reporter=reporter, deadline=job.deadline, **job.lm_options)
         outcome = {"interrupted": result.interrupted, "stop_signal": result.stop_signal,
                    "best_valid_ppl": result.best_valid_ppl, "epochs_done": result.epochs_done,
                    "seconds": result.seconds}
@@ -138,12 +167,12 @@ class _ForwardSignals(StopSignals):
         super().__exit__(kind, error, trace)
 
 
-def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=None) -> int:
+def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=None, live=None) -> int:
     """Train the jobs, at most `slots` at once. `started(job)` and `finished(job, outcome)` are called in
     this process as each starts and ends (outcome: train_seed's dict, or {"error": …} for a process that
     died without one), `tick(training, waiting)` about once a second meanwhile (the seeds training, how many
-    wait). Returns the signal that stopped the stage, 0
-    when every job ran to its end."""
+    wait). `live`: a display (train_report.RichReporter) each process reports to, a row a seed, else each
+    writes its own lines. Returns the signal that stopped the stage, 0 when every job ran to its end."""
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-state
     results = context.Queue()
     waiting, running, by_seed = list(jobs), {}, {job.seed: job for job in jobs}
@@ -153,10 +182,10 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=
             stop = stop or signals.caught
             while waiting and len(running) < slots and not stop:
                 job = waiting.pop(0)
-                running[job.seed] = context.Process(target=train_seed, args=(job, results, os.getpid()))
+                running[job.seed] = context.Process(target=train_seed, args=(job, results, os.getpid(), bool(live)))
                 running[job.seed].start()
                 started(job)
-            for seed, outcome in _collect(results, running):
+            for seed, outcome in _collect(results, running, live):
                 running.pop(seed).join()
                 finished(by_seed[seed], outcome)
                 if outcome.get("interrupted") or "error" in outcome:
@@ -167,17 +196,31 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=
     return signals.caught or stop  # the signal the user sent, not the one passed on
 
 
-def _collect(results, running: dict, wait_s: float = 1.0) -> list:
-    """(seed, outcome) of the processes that ended: what they said, or an error for one that died silent."""
-    ended = _drain(results, wait_s)
+def _collect(results, running: dict, live=None, wait_s: float = 1.0) -> list:
+    """(seed, outcome) of the processes that ended: what they said, or an error for one that died silent. The
+    reports that came meanwhile go to the `live` display, a row a seed."""
+    ended = _relay(_drain(results, wait_s), live)
     said = {seed for seed, _ in ended}
     dead = [seed for seed, process in running.items() if seed not in said and process.exitcode is not None]
     if dead:
-        ended += _drain(results, wait_s)  # a result put just before its process ended may still be in the pipe
+        ended += _relay(_drain(results, wait_s), live)  # a result put just before its process ended may be in the pipe
         said = {seed for seed, _ in ended}
         ended += [(seed, {"error": f"its process ended with exit code {running[seed].exitcode} and no result"})
                   for seed in dead if seed not in said]
     return ended
+
+
+def _relay(items: list, live) -> list:
+    """The outcomes among `items`; the reports among them shown on `live`, each on its seed's row."""
+    outcomes = []
+    for item in items:
+        if item[0] == "event":
+            _, seed, method, args = item
+            if live:
+                getattr(live.row(f"[seed {seed}] "), method)(*args)
+        else:
+            outcomes.append(item)
+    return outcomes
 
 
 def _drain(results, wait_s: float) -> list:

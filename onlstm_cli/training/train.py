@@ -1,6 +1,6 @@
 """Training: corpus → token stream → truncated-BPTT language-model training with checkpoints.
 
-One loop, AWD-LSTM style: the corpus is one long stream of word ids with <eos> after every sentence
+The setup of a run (its loop is trainer.py). One loop, AWD-LSTM style: the corpus is one long stream of word ids with <eos> after every sentence
 (corpus.py), cut into `batch_size` columns and read in windows of about `bptt` tokens; the hidden state
 carries over between windows. After every epoch (and when time runs out) the validation perplexity decides
 whether `out` is replaced; a checkpoint with the optimizer state is written beside it so that a run can
@@ -11,420 +11,30 @@ on its own slice of the stream (distributed.py); rank 0 alone validates, reports
 """
 from __future__ import annotations
 
-import contextlib
 import gc
-import math
 import random
-import signal
-import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import torch
-from torch.nn.parallel import DistributedDataParallel
 
-from onlstm_cli.errors import Diverged, RankZeroFailed, TrainingError
 from onlstm_cli.config import TrainConfig
-from onlstm_cli.files import open_for_append
-from onlstm_cli.text.corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, TokenColumns
-from onlstm_cli.training.distributed import Group, lost_peer, process_group
+from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from onlstm_cli.training.run_files import RunFiles
-from onlstm_cli.training.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
-from onlstm_cli.training.train_report import LineReporter, NullReporter, Reporter, estimate_line, run_eta, start_lines
-from onlstm_cli.signals import StopSignals
-from onlstm_cli.lm.perplexity import evaluate_perplexity
-from onlstm_cli.training.train_setup import Plan, make_plan, training_columns, validation_data
+from onlstm_cli.text.corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
 from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.training.distributed import Group, process_group
+from onlstm_cli.training.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from onlstm_cli.training.train_report import LineReporter, NullReporter, Reporter
+from onlstm_cli.training.train_setup import Plan, make_plan, training_columns, validation_data
+from onlstm_cli.training.train_steps import should_average
+from onlstm_cli.training.trainer import Trainer, TrainResult
 from onlstm_cli.trees import SPLIT_RULES
 
-__all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainResult", "train_model"]
+# what callers import from here: train_model and its result, the reporters, the checkpoint's path
+__all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainConfig", "TrainResult",
+           "checkpoint_path", "should_average", "train_model"]
 
 OPTIMIZERS = ("sgd", "ntasgd", "adam")
-ESTIMATE_STEPS = 20  # steps timed before the run's length is estimated (the first ones warm kernels up)
-
-
-@dataclass
-class TrainResult:
-    out: str
-    checkpoint: str
-    epochs_done: float
-    best_valid_ppl: float | None
-    interrupted: bool = False
-    stopped_by_time: bool = False
-    seconds: float = 0.0
-    history: list = field(default_factory=list)
-    stop_signal: int = 0            # the signal that interrupted the run (SIGINT for Ctrl-C), 0 otherwise
-
-    def summary(self, valid: str | Path | None = None) -> str:
-        """The end line of `onlstm train`: how the run ended, and what its model file holds."""
-        how = "interrupted" if self.interrupted else "time budget reached" if self.stopped_by_time else "done"
-        return (f"{how}: {self.epochs_done:.2f} epochs in {self.seconds / 60:.1f} min; {self.model_text(valid)}; "
-                f"checkpoint: {self.checkpoint}")
-
-    def model_text(self, valid: str | Path | None) -> str:
-        """The model file: the best by validation, or why it is not (validation given or not), if there is one."""
-        if self.best_valid_ppl is not None:
-            return f"best valid ppl {self.best_valid_ppl:.2f}; model: {self.out}"
-        validated = any(h.get("valid_ppl") is not None for h in self.history)
-        if valid is None:
-            why = "no validation text"
-        elif not validated:
-            why = f"stopped before the first validation on {valid}"
-        else:
-            why = f"no validation perplexity on {valid} was a finite number"
-        if not Path(self.out).exists():
-            return f"{why}; no model file was written ({self.out})"
-        latest = "" if validated else "the latest, "
-        return f"{why}, so the model is {latest}not chosen by validation; model: {self.out}"
-
-
-class Decision(NamedTuple):
-    """The end of a step, the same on every rank."""
-    loss: float                     # the step's loss, averaged over the ranks
-    interrupted: bool
-    time_up: bool
-    checkpoint_due: bool
-
-
-def detach(state):
-    return [(h.detach(), c.detach()) for h, c in state]
-
-
-def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.optim.Optimizer:
-    if tc.optimizer == "adam":
-        return torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
-    if averaging:  # AWD-LSTM's NT-ASGD: plain steps, and the running mean of the weights from here on
-        return torch.optim.ASGD(params, lr=tc.lr, t0=0, lambd=0.0, weight_decay=tc.weight_decay)
-    return torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
-
-
-def resumed_optimizer(params, tc: TrainConfig, plan: Plan) -> torch.optim.Optimizer:
-    """The run's optimizer, with the state of the checkpoint it resumes, if any."""
-    optimizer = make_optimizer(params, tc, plan.state.averaging)
-    if plan.optimizer is not None:
-        optimizer.load_state_dict(plan.optimizer)
-        plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
-        for group in optimizer.param_groups:
-            group["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
-    return optimizer
-
-
-def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:
-    """The model every rank trains: itself in one process, a DistributedDataParallel copy in several."""
-    if group.world_size == 1:
-        return model
-    # Rank 0's weights are copied to the others here. Every parameter gets a gradient at every step
-    # (DropConnect multiplies the parameter inside forward), so no unused-parameter search is needed.
-    # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
-    # Its gradient averaging is a step's collective: it waits `group.timeout` for the other ranks at most.
-    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
-                                   process_group=group.steps)
-
-
-def should_average(history: list, valid_ppl: float, nonmono: int) -> bool:
-    """NT-ASGD's non-monotone trigger: validation is worse than the best of all epochs but the last `nonmono`."""
-    earlier = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
-    return len(earlier) > nonmono and valid_ppl > min(earlier[:len(earlier) - nonmono])
-
-
-@dataclass
-class EpochTally:
-    """The good steps of an epoch so far (all ranks together): their loss and tokens, since when."""
-    loss_sum: float = 0.0
-    tokens: int = 0
-    steps: int = 0
-    started: float = field(default_factory=time.time)
-
-    def add(self, loss: float, tokens: int) -> None:
-        self.loss_sum, self.tokens, self.steps = self.loss_sum + loss * tokens, self.tokens + tokens, self.steps + 1
-
-    def loss(self) -> float:
-        return self.loss_sum / max(self.tokens, 1)
-
-    def rate(self) -> float:
-        return self.tokens / max(time.time() - self.started, 1e-9)
-
-
-@contextlib.contextmanager
-def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool):
-    """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
-    the current ones restored after; the current weights themselves when not averaging."""
-    averages = [optimizer.state.get(p, {}).get("ax") for p in params] if averaging else []
-    swapped = [(p, p.detach().clone()) for p, ax in zip(params, averages) if ax is not None]
-    with torch.no_grad():
-        for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):
-            p.copy_(ax)
-    try:
-        yield
-    finally:
-        with torch.no_grad():
-            for p, current in swapped:
-                p.copy_(current)
-
-
-def window_length(bptt: int, rows_left: int) -> int:
-    # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
-    # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
-    mean = bptt if random.random() < 0.95 else bptt / 2
-    return min(max(5, int(random.gauss(mean, 5))), rows_left)
-
-
-def open_loss_log(tc: TrainConfig, main: bool):  # by lines, readable while it runs; a symbolic link is refused
-    return open_for_append(tc.loss_log) if tc.loss_log and main else contextlib.nullcontext()
-
-
-class Trainer:
-    """One training run: the model (wrapped in DDP when there are several processes), its optimizer, this
-    rank's token columns, and the run's state. `run()` trains until the epochs, the time budget or an
-    interrupt end it: epoch after epoch of steps (`train_epoch`, `step`), each step ending where every rank
-    agrees what comes next (`agree`), each epoch with validation and the files (`end_epoch`)."""
-
-    def __init__(self, model: ONLSTMLanguageModel, plan: Plan, data: TokenColumns, valid_data: torch.Tensor | None,
-                 tc: TrainConfig, group: Group, device: torch.device, reporter: Reporter, out: Path,
-                 data_meta: dict):
-        self.raw_model = model.to(device)
-        self.model = distributed_model(model, group, device)
-        self.params = list(model.parameters())
-        self.optimizer = resumed_optimizer(self.params, tc, plan)
-        self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
-        self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
-        self.out = out
-        self.global_batch = group.world_size * tc.batch_size
-        self.epoch_tokens = data.rows * self.global_batch
-        train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
-        self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.seconds)
-        self.t0 = time.time()
-        self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
-        self.deadline = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
-        self.validation_seconds = 0.0  # the latest validation's, for the run's ETA
-        self.estimated = False      # whether the run's length has been estimated yet
-
-    # --- the run -------------------------------------------------------------------------------------------
-
-    def run(self) -> TrainResult:
-        for line in start_lines(self.epoch_tokens, len(self.plan.vocab), self.tc, self.state.seconds, self.group):
-            self.reporter.message(line)
-        with StopSignals() as signals, open_loss_log(self.tc, self.group.is_main) as loss_log:
-            stop = self.train_epochs(signals, loss_log)
-            if stop == "interrupt":
-                self.keep_interrupted()
-            stop_signal = int(signals.caught) or (signal.SIGINT if stop == "interrupt" else 0)
-        self.group.barrier()  # torchrun stops all processes once one has exited: not before rank 0 has saved
-        if self.files.unsaved is not None:
-            raise TrainingError(f"training stopped, but its last save failed: {self.files.unsaved}")
-        return self.result(stop, stop_signal)
-
-    def train_epochs(self, signals: StopSignals, loss_log) -> str:
-        """Epochs until the last, the time budget or an interrupt; says which: "end", "time" or "interrupt"."""
-        try:
-            while self.state.epoch <= self.tc.epochs:
-                stop, tally = self.train_epoch(signals, loss_log)
-                if stop == "interrupt":
-                    return stop
-                self.end_epoch(tally, finished=stop == "end")
-                if stop == "time":
-                    return stop
-            return "end"
-        except KeyboardInterrupt:  # from the reporter (a test's), or from code run without StopSignals
-            signals.caught = signals.caught or signal.SIGINT
-            return "interrupt"
-        except RuntimeError as e:
-            why = lost_peer(e, self.group)
-            if why is None:
-                raise
-            raise TrainingError(f"{why}: training stopped; {self.keep_after_lost_peer()}") from None
-
-    def keep_interrupted(self) -> None:
-        """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
-        nothing."""
-        if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer)
-            if not self.out.exists():
-                self.files.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
-
-    def keep_after_lost_peer(self) -> str:
-        """Rank 0's checkpoint of where the run stands when a peer is lost (until a step's collectives fail, the
-        weights are the same on every rank, and a failed step is not applied), and how to go on."""
-        ckpt = checkpoint_path(self.out)
-        if self.group.is_main and self.files.save_checkpoint(self.optimizer):
-            return f"--resume {ckpt} goes on from here"
-        return f"--resume {ckpt} goes on from the latest checkpoint, if there is one"
-
-    def result(self, stop: str, stop_signal: int) -> TrainResult:
-        s = self.state
-        if stop == "interrupt":  # the part of an epoch it trained counts, as in its checkpoint
-            epochs_done = self.epochs_at(s.epoch, s.position)
-        else:
-            epochs_done = s.history[-1]["epoch"] if s.history else 0.0
-        return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, stop == "interrupt",
-                           stop == "time", self.seconds(), s.history, stop_signal)
-
-    # --- an epoch of steps ---------------------------------------------------------------------------------
-
-    def train_epoch(self, signals: StopSignals, loss_log) -> tuple[str, EpochTally]:
-        """Trains from the current position to the end of the epoch. Returns why it stopped ("end", "time"
-        or "interrupt") and the tally of its steps."""
-        s, rows = self.state, self.data.rows
-        self.model.train()
-        self.reporter.start_epoch(s.epoch, self.epoch_tokens)
-        hidden = self.raw_model.init_state(self.tc.batch_size)
-        tally = EpochTally()
-        while s.position < rows - 1:
-            length = window_length(self.tc.bptt, rows - 1 - s.position)
-            hidden, loss, stepped = self.step(*self.window(length), hidden)
-            s.position += length
-            decision = self.agree(loss, signals)
-            good = stepped and math.isfinite(decision.loss)  # alike on every rank (see step)
-            if good:
-                self.bad_steps = 0
-                self.record(decision.loss, length, tally, loss_log)
-            else:
-                hidden = self.after_bad_step()
-            if decision.interrupted:
-                return "interrupt", tally
-            if decision.time_up:
-                return "time", tally
-            if decision.checkpoint_due and good:
-                self.checkpoint()
-        return "end", tally
-
-    def window(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The next `length` rows as inputs, and the rows one token later as targets."""
-        rows = self.data.window(self.state.position, length + 1).to(self.device)
-        return rows[:-1], rows[1:]
-
-    def step(self, x: torch.Tensor, y: torch.Tensor, hidden: list) -> tuple[list, float, bool]:
-        """One update; returns the state, the loss, and whether the weights were updated. A gradient that
-        is not finite is not applied: the step is skipped (on every rank, since the norm is of the averaged
-        gradients)."""
-        output = self.model(x, detach(hidden), targets=y)
-        self.optimizer.zero_grad(set_to_none=True)
-        output.loss.backward()  # with DDP, the gradients arrive averaged over the ranks
-        # the norm of the averaged gradients, alike everywhere; clipped only when --clip is set
-        norm = torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip if self.tc.clip > 0 else math.inf)
-        if not bool(torch.isfinite(norm)):
-            self.optimizer.zero_grad(set_to_none=True)
-            return output.state, output.loss.item(), False
-        self.optimizer.step()
-        return output.state, output.loss.item(), True
-
-    def agree(self, loss: float, signals: StopSignals) -> Decision:
-        """The step's loss averaged over the ranks, and what every rank does next. A signal on any rank
-        stops all of them; time is read on rank 0 alone, so that no rank stops while the others go on
-        (and wait for it forever)."""
-        now, main = time.time(), self.group.is_main
-        time_up = main and self.deadline is not None and now >= self.deadline
-        due = main and now - self.files.last_checkpoint >= self.tc.checkpoint_every
-        total, signalled, time_up, due = self.group.sum(
-            [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
-        return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
-
-    def after_bad_step(self) -> list:
-        """A fresh state after a step whose loss or gradient was not finite (a NaN state would spoil every
-        later step), or the end of a run that has had too many of them in a row."""
-        self.bad_steps += 1
-        if self.bad_steps >= self.tc.max_bad_steps:
-            kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
-            raise Diverged(f"training diverged in epoch {self.state.epoch}: {self.bad_steps} steps in a row had a "
-                           f"loss or gradient that is not a finite number; {kept}start again (or --resume "
-                           f"{checkpoint_path(self.out)} if there is one) with a lower --lr")
-        return self.raw_model.init_state(self.tc.batch_size)
-
-    def record(self, loss: float, length: int, tally: EpochTally, loss_log) -> None:
-        """A good step in the loss log, the tally and the progress report."""
-        s = self.state
-        tally.add(loss, length * self.global_batch)
-        if loss_log is not None:
-            loss_log.write(f"{s.epoch}\t{s.position}\t{loss:.8g}\n")
-        rate = tally.rate()
-        if not self.estimated and tally.steps >= ESTIMATE_STEPS:
-            self.estimate(rate)
-        self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate, self.eta(rate))
-
-    # --- how long the run takes ----------------------------------------------------------------------------
-
-    def budget_left(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.time())
-
-    def eta(self, rate: float) -> float:
-        """Seconds until the run ends at `rate` tokens/s (see train_report.run_eta)."""
-        tokens_left = (self.data.rows - 1 - self.state.position) * self.global_batch
-        return run_eta(tokens_left, self.tc.epochs - self.state.epoch, self.epoch_tokens, rate,
-                       self.validation_seconds, self.budget_left())
-
-    def estimate(self, rate: float) -> None:
-        """Once, when the run's first steps are timed: how many epochs it reaches, and when it ends."""
-        self.estimated = True
-        if rate > 0:
-            self.reporter.message(estimate_line(rate, self.epoch_tokens, self.epochs_at(self.state.epoch,
-                                                                                        self.state.position),
-                                                self.tc.epochs, self.eta(rate), self.tc.time_budget,
-                                                self.budget_left()))
-
-    # --- the end of an epoch: validation and the files ------------------------------------------------------
-
-    def end_epoch(self, tally: EpochTally, finished: bool) -> None:
-        """Validation, the model file and the checkpoint at the end of an epoch (or where time ran out)."""
-        s = self.state
-        if finished and not self.estimated:  # an epoch shorter than ESTIMATE_STEPS
-            self.estimate(tally.rate())
-        epochs_done = self.epochs_at(s.epoch, s.position)
-        valid_ppl, saved, seconds = self.validate_everywhere(epochs_done)
-        if saved and valid_ppl is not None:
-            s.best = valid_ppl
-        train_ppl = math.exp(min(tally.loss(), 50.0))
-        s.history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
-                          "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
-                          "seconds": round(seconds, 1)})
-        self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
-        self.average_if_stalled(valid_ppl)
-        if finished:
-            s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
-        self.checkpoint()
-
-    def validate_everywhere(self, epochs_done: float) -> tuple[float | None, bool, float]:
-        """Rank 0 validates and saves while the others wait for it (on the setup's timeout: a long validation
-        text takes long); all get its perplexity, whether it saved, and the run's seconds."""
-        started = time.time()
-        valid_ppl, saved = self.validate_and_save(epochs_done) if self.group.is_main else (None, False)
-        shared = self.group.broadcast((valid_ppl, saved, self.seconds()))
-        self.validation_seconds = time.time() - started
-        return shared
-
-    def average_if_stalled(self, valid_ppl: float | None) -> None:
-        s = self.state
-        if (self.tc.optimizer == "ntasgd" and not s.averaging and valid_ppl is not None
-                and should_average(s.history[:-1], valid_ppl, self.tc.nonmono)):
-            s.averaging = True
-            self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
-            self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
-
-    def checkpoint(self) -> None:
-        """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next
-        step's collectives would give up after `group.timeout` seconds while a large model is being saved."""
-        if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer)
-        self.group.barrier()
-
-    def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
-        if self.valid_data is None:  # without validation text the latest model is the best we know
-            return None, self.files.save_model(epochs_done, None)
-        with averages_swapped_in(self.params, self.optimizer, self.state.averaging):
-            ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
-            if not math.isfinite(ppl):
-                self.reporter.message("validation perplexity is not a finite number: this model is not kept")
-                return ppl, False
-            saved = (self.state.best is None or ppl < self.state.best) and self.files.save_model(epochs_done, ppl)
-        return ppl, saved
-
-    def epochs_at(self, epoch: int, position: int) -> float:
-        """Epochs trained by row `position` of (1-based) epoch `epoch`."""
-        return epoch - 1 + position / max(self.data.rows - 1, 1)
-
-    def seconds(self) -> float:
-        return self.state.seconds + time.time() - self.t0
 
 
 def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | None, torch.Tensor | None]:
@@ -449,10 +59,12 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
                 keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
                 parse_layer: int | None = None, resume: str | Path | None = None,
-                reporter: Reporter | None = None, split: str | None = None) -> TrainResult:
+                reporter: Reporter | None = None, split: str | None = None,
+                deadline: float | None = None) -> TrainResult:
     """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity.
     `parse_layer` and `split` are what the model file parses with by default (None: the middle layer, and
-    `default_split(lang)`); a resumed run keeps its checkpoint's.
+    `default_split(lang)`); a resumed run keeps its checkpoint's. `deadline`: a time (time.time()) the run
+    stops at even where its time budget has more (a recipe's stage ends there, the run's set-up inside it).
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
     """
@@ -491,7 +103,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
                      "max_vocab": max_vocab, "min_freq": min_freq}
-        trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta)
+        trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, deadline)
         try:
             return trainer.run()
         finally:

@@ -127,24 +127,27 @@ def estimate_line(tokens_per_s: float, epoch_tokens: int, epochs_done: float, ep
     reached = epochs if budget_left is None else min(epochs, epochs_done + budget_left / epoch_s)
     if reached >= epochs:
         within = f", within the time budget of {duration_text(budget)}" if budget is not None else ""
-        return f"{head}: the {epochs} epochs end in about {duration_text(eta_s)}{within}"
+        them = "the epoch ends" if epochs == 1 else f"the {epochs} epochs end"
+        return f"{head}: {them} in about {duration_text(eta_s)}{within}"
     return f"{head}: time budget {duration_text(budget)}: about {reached:.1f} epochs, ending in about " \
            f"{duration_text(eta_s)}"
 
 
 class RichReporter:
     """A live rich display of the training run (the CLI's on a terminal): epoch, loss, perplexity, tokens/s,
-    the epoch's ETA and the run's."""
+    the epoch's ETA and the run's. One row a run: this process's own, and (`row`) one a recipe's seed trained in
+    another process (side_by_side.py), its lines marked with the seed."""
+
+    live = True  # runs in other processes can report to it, a row each
 
     def __init__(self):
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
         self.console = Console(stderr=True)
-        self.bar = Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(),
-                                 TextColumn("loss {task.fields[loss]:.3f}  ppl {task.fields[ppl]:.1f}  "
-                                            "{task.fields[rate]:.0f} tok/s"), TimeRemainingColumn(),
-                                 TextColumn("run {task.fields[run_eta]}"), console=self.console)
-        self.task = None
+        self.bar = Progress(TextColumn("{task.fields[name]}epoch {task.fields[epoch]}"), BarColumn(),
+                            TextColumn("loss {task.fields[loss]}  ppl {task.fields[ppl]}  {task.fields[rate]} tok/s"),
+                            TimeRemainingColumn(), TextColumn("run {task.fields[run_eta]}"), console=self.console)
+        self.rows: dict[str, RichRow] = {}
 
     def __enter__(self):
         self.bar.start()
@@ -153,20 +156,48 @@ class RichReporter:
     def __exit__(self, *exc):
         self.bar.stop()
 
+    def row(self, name: str = "") -> "RichRow":
+        """The reporter of the run called `name` (a prefix such as "[seed 1111] "; "" for this process's own)."""
+        return self.rows.setdefault(name, RichRow(self, name))
+
     def start_epoch(self, epoch, n_tokens):
-        if self.task is not None:
-            self.bar.remove_task(self.task)
-        self.task = self.bar.add_task("train", total=n_tokens, epoch=epoch, loss=0.0, ppl=0.0, rate=0.0,
-                                      run_eta="-")
+        self.row().start_epoch(epoch, n_tokens)
 
     def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
-        self.bar.update(self.task, completed=tokens_done, loss=loss, ppl=math.exp(min(loss, 50)),
-                        rate=tokens_per_s, run_eta=duration_text(eta_s))
+        self.row().progress(epoch, tokens_done, loss, tokens_per_s, eta_s)
+
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+        self.row().end_epoch(epoch, train_ppl, valid_ppl, saved)
+
+    def message(self, text):
+        self.row().message(text)
+
+
+class RichRow:
+    """One run's row of a RichReporter, and its lines printed above the live rows."""
+
+    def __init__(self, display: RichReporter, name: str):
+        from rich.markup import escape
+        self.display, self.name, self.task = display, escape(name), None
+        self.escape = escape
+
+    def start_epoch(self, epoch, n_tokens):
+        bar = self.display.bar
+        if self.task is not None:
+            bar.remove_task(self.task)
+        # no figure until the epoch's first step is timed: a loss of 0.000 and 0 tok/s would be untrue
+        self.task = bar.add_task("train", total=n_tokens, name=self.name, epoch=epoch, loss="-", ppl="-", rate="-",
+                                 run_eta="-")
+
+    def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
+        self.display.bar.update(self.task, completed=tokens_done, loss=f"{loss:.3f}",
+                                ppl=f"{math.exp(min(loss, 50)):.1f}", rate=f"{tokens_per_s:,.0f}",
+                                run_eta=duration_text(eta_s))
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        self.console.print(f"epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
-                           f"{' [green](saved)[/green]' if saved else ''}")
+        self.display.console.print(f"{self.name}epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+                                   f"{' [green](saved)[/green]' if saved else ''}")
 
     def message(self, text):
-        self.console.print(text)
+        self.display.console.print(self.name + self.escape(text))

@@ -110,12 +110,80 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     assert archive_meta["teacher"] == [str(finished.parent / f"tiny.lm-seed{s}.onlstm") for s in (1111, 1112)]
 
 
-def test_the_recipe_holds_out_validation_lines_when_none_are_given(finished, corpus):
-    train = (finished.parent / "tiny.recipe-train.txt").read_text().splitlines()
-    valid = (finished.parent / "tiny.recipe-valid.txt").read_text().splitlines()
-    lines = [line for line in corpus.read_text().splitlines() if line.strip()]
-    assert len(valid) == len(lines) // 20 and len(train) + len(valid) == len(lines)
-    assert valid == lines[19::20]
+def test_a_finished_recipe_removes_what_only_a_resume_needs_and_says_what_it_left(finished_run):
+    """Issue 41 item 14: the checkpoints, token files and held-out split go; the models and the record stay, and
+    the last line says so, with their sizes."""
+    out, log = finished_run
+    left = sorted(p.name for p in out.parent.iterdir())
+    assert left == ["tiny.lm-seed1111.onlstm", "tiny.lm-seed1112.onlstm", "tiny.onlstm", "tiny.onlstm.recipe.json"]
+    last = log.strip().splitlines()[-1]
+    assert re.search(r"beside it 2 language models \(tiny.lm-seed1111.onlstm, …: [\d.]+ kB\) and the record "
+                     r"tiny.onlstm.recipe.json; removed [\d.]+ [kM]B of checkpoints, token files and split text the "
+                     r"finished recipe no longer needs \(--keep-intermediate keeps them\)", last), last
+
+
+def test_a_recipe_keeps_its_intermediate_files_when_asked_and_while_a_resume_needs_them(corpus, tmp_path):
+    from onlstm_cli.training.recipe_files import intermediate_files, leave_finished, split_paths
+    out = tmp_path / "k.onlstm"
+    result = in_process(recipe_args(corpus, out, "--epochs", "1", "--side-by-side", "1", "--keep-intermediate"))
+    assert result.exit_code == 0, result.stderr
+    kept = intermediate_files(out, [1111, 1112], held_out=True)
+    assert {p.name for p in kept} == {"k.lm-seed1111.onlstm.ckpt", "k.lm-seed1111.onlstm.tokens",
+                                      "k.lm-seed1112.onlstm.ckpt", "k.lm-seed1112.onlstm.tokens", "k.onlstm.ckpt",
+                                      "k.recipe-train.txt", "k.recipe-valid.txt"}
+    assert "(--keep-intermediate): only a rerun with a larger --time-budget reads them" in result.stderr
+    # a --valid of the user's named like the split is never removed, nor what a planted link points to
+    user_valid = split_paths(out)["valid"]
+    target = tmp_path / "precious.txt"
+    target.write_text("mine")
+    checkpoint = tmp_path / "k.onlstm.ckpt"
+    checkpoint.unlink()
+    checkpoint.symlink_to(target)
+    leave_finished(out, [1111, 1112], [], tmp_path / "k.onlstm.recipe.json", held_out=False, keep=False)
+    assert user_valid.exists() and target.read_text() == "mine" and checkpoint.is_symlink()
+    assert not (tmp_path / "k.lm-seed1111.onlstm.ckpt").exists() and (tmp_path / "k.lm-seed1111.onlstm").exists()
+
+
+def test_keep_intermediate_without_seeds_is_refused(corpus, tmp_path):
+    result = in_process(["train", str(corpus), "-o", str(tmp_path / "m.onlstm"), "--keep-intermediate"])
+    assert result.exit_code == 2 and "give --seeds K" in result.stderr
+
+
+def test_a_raised_budget_on_a_recipe_whose_checkpoints_were_removed_says_nothing_can_go_on(corpus, tmp_path):
+    from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig
+    from onlstm_cli.training.recipe import RecipeRun, RecipeState
+    said = []
+    run = RecipeRun(corpus, tmp_path / "x.onlstm", corpus, {}, TrainConfig(epochs=10, time_budget=20.0),
+                    RecipeConfig(seeds=2), SelfTrainConfig(), {}, None, said.append)
+    state = RecipeState({"train": {"time_budget": 10.0}}, [{"seed": 1111, "epochs": 3}, {"seed": 1112, "epochs": 3}],
+                        {"epochs": 1})
+    run.extend(state, 10.0)
+    assert "checkpoints were removed when the recipe finished (--keep-intermediate keeps them)" in said[0]
+    assert state.span_parser is not None and len(state.teachers) == 2
+
+
+def test_the_recipe_tells_how_far_its_span_parser_is_from_branching_trees(finished_run):
+    """Issue 41 item 13: the student's agreement with right- and left-branching trees, in the log, the record
+    and the file's recipe record, which `info` reads."""
+    out, log = finished_run
+    record = json.loads((out.parent / "tiny.onlstm.recipe.json").read_text())
+    agreement = record["span_parser"]["branching_agreement"]
+    assert set(agreement) == {"right", "left"} and all(0 <= v <= 100 for v in agreement.values())
+    assert (f"the span parser's trees of the validation text agree {agreement['right']:.1f} with right-branching "
+            f"trees, {agreement['left']:.1f} with left-branching ones") in log
+    meta = torch.load(out, weights_only=True)["span_parser"]["meta"]
+    assert meta["recipe"]["branching_agreement"] == agreement
+
+
+def test_a_student_of_nearly_branching_trees_is_warned_about():
+    from onlstm_cli.config import RecipeConfig
+    from onlstm_cli.training.recipe_votes import branching_warning
+    threshold = RecipeConfig.warn_branching_above
+    assert branching_warning({"right": 97.0, "left": 2.0}, threshold).startswith(
+        "warning: the span parser's trees of the validation text agree 97.0 (sentence F1) with right-branching trees")
+    assert "left-branching" in branching_warning({"right": 1.0, "left": threshold + 0.1}, threshold)
+    assert branching_warning({"right": threshold, "left": 10.0}, threshold) is None
+    assert branching_warning({}, threshold) is None
 
 
 def test_the_held_out_split_keeps_every_line_as_written_and_skips_blank_ones(tmp_path):
@@ -208,9 +276,9 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
 
     def budget(seconds: str):
         return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
-                        "--side-by-side", "1", "--time-budget", seconds])
+                        "--side-by-side", "1", "--keep-intermediate", "--time-budget", seconds])
 
-    first = budget("10")
+    first = budget("10")  # --keep-intermediate: the checkpoints a larger budget goes on from
     assert first.exit_code == 0, first.stderr
     record_path = tmp_path / "b.onlstm.recipe.json"
     before = {t["seed"]: t["epochs"] for t in json.loads(record_path.read_text())["teachers"]}
@@ -523,3 +591,33 @@ def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):
     assert side_by_side.slots(3, None, "cuda", None) == 1     # one process keeps a GPU busy
     assert side_by_side.threads_each(3, None) == 2 and side_by_side.threads_each(2, 1) == 1
     assert [side_by_side.waves(k, 2) for k in (1, 2, 3, 4)] == [1, 1, 2, 2]
+
+
+def test_the_recipe_clock_counts_every_run_and_gives_the_span_parser_what_is_left():
+    """Issue 41 item 10: the budget is the whole recipe's over its resumed runs. What the record says earlier runs
+    spent is taken from the stage left, and the span parser gets the rest, what the language models' stage
+    took beyond its share taken from it (tolerances: the few milliseconds this test itself takes)."""
+    from onlstm_cli.training.recipe_record import RecipeState
+    from onlstm_cli.training.recipe_time import RecipeClock
+    state = RecipeState({}, stage_seconds={"language_models": 40.0})
+    clock = RecipeClock(60.0, 0.75, seeds=2, slots=1)
+    assert clock.lm_budget() == pytest.approx(22.5)  # 45 s of models, one at a time
+    assert clock.stage_one_left(state) == pytest.approx(5.0, abs=0.5)
+    now = time.time()
+    first, second = clock.lm_deadlines(state, 2)  # the 5 s left, in two rounds
+    assert first - now == pytest.approx(2.5, abs=0.5) and second - now == pytest.approx(5.0, abs=0.5)
+    state.stage_seconds["language_models"] = 50.0  # 5 s beyond the stage's share: the span parser has 10 s
+    assert clock.span_parser_budget(state, its_seconds=3.0) == pytest.approx(13.0, abs=0.5)  # over its runs
+    clock.count(state, "span_parser")
+    assert set(state.stage_seconds) == {"language_models", "span_parser"}
+    assert clock.seconds_left(state) == pytest.approx(10.0, abs=0.5)
+    state.stage_seconds["span_parser"] = 30.0  # spent: nothing left, never less than nothing
+    assert clock.span_parser_budget(state, its_seconds=0.0) == 0.0 and clock.stage_one_left(state) == 0.0
+
+
+def test_the_recipe_counts_the_start_up_of_its_command(monkeypatch):
+    from onlstm_cli.training.recipe_time import command_started
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/onlstm", "train"])
+    assert command_started() < time.monotonic() - 0.1  # this process started before the test
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/python-script"])
+    assert command_started() == pytest.approx(time.monotonic(), abs=0.1)  # a Python caller's: from its call

@@ -13,6 +13,7 @@ import onlstm_cli.errors
 import onlstm_cli.modelfile as modelfile
 import onlstm_cli.training.run_checks
 import onlstm_cli.training.train
+import onlstm_cli.training.trainer
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli.commands import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
@@ -73,7 +74,7 @@ def test_a_step_with_a_gradient_that_is_not_finite_is_skipped(corpus, tmp_path, 
 
 
 def test_a_validation_perplexity_that_is_not_finite_never_becomes_the_model(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.training.train, "evaluate_perplexity", lambda *a, **k: float("nan"))
+    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float("nan"))
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=1)
@@ -253,7 +254,7 @@ def test_the_non_monotone_trigger():
 
 
 def test_ntasgd_averages_the_weights_once_validation_stalls_and_resumes_averaging(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.training.train, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
+    monkeypatch.setattr(onlstm_cli.training.trainer, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=3, optimizer="ntasgd", lr=1.0)

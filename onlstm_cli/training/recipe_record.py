@@ -1,0 +1,101 @@
+"""The recipe's record, OUT.recipe.json (recipe.py): the options a rerun must repeat, the language models
+finished, the span parser once trained, and the wall time of each stage over all the recipe's runs; and the
+recipe's end (RecipeResult), the line that says what it made and what it left beside --out."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.modelfile import atomic_file
+from onlstm_cli.training.recipe_files import LeftBeside
+
+RECIPE_VERSION = 1
+MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
+
+
+def state_path(out: Path) -> Path:
+    """The recipe's record, beside --out."""
+    return Path(str(out) + ".recipe.json")
+
+
+@dataclass
+class RecipeState:
+    options: dict                                      # what a rerun must repeat
+    teachers: list = field(default_factory=list)       # per finished language model: seed, path, ppl, seconds
+    span_parser: dict | None = None                    # once the span parser stage has finished
+    stage_seconds: dict = field(default_factory=dict)  # wall time per stage, over all runs
+
+    def save(self, out: Path) -> None:
+        with atomic_file(state_path(out), "w", refuse_symlink=True) as f:
+            json.dump({"version": RECIPE_VERSION, **asdict(self)}, f, indent=1)
+
+
+def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
+    """The recipe recorded beside `out`, or a fresh one; a record of other options is refused, except a
+    larger --time-budget, which extends the recipe (`RecipeRun.extend`): (state, the budget it recorded)
+    then, else (state, None)."""
+    path = state_path(out)
+    if not path.exists():
+        return RecipeState(options), None
+    try:
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
+        for section in ("recipe", "span_parser"):  # the option's name until teachers could vote with layers below
+            if "layers_above" in state.options[section]:
+                state.options[section]["extra_layers"] = state.options[section].pop("layers_above")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
+    extended_from = None
+    for key, recorded, given in differences(state.options, options):
+        if key == "train.time_budget" and recorded is not None and (given is None or given > recorded):
+            extended_from = recorded
+            continue
+        hint = " (a recipe's --time-budget can be raised, not lowered)" if key == "train.time_budget" else ""
+        raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
+                            "rerun it with the recipe's options, or use another --out")
+    return state, extended_from
+
+
+def differences(recorded: dict, given: dict, prefix: str = ""):
+    """(key, recorded, given) for each option that differs; an option the record lacks was added to onlstm
+    after the recipe started, with a default that keeps the old behaviour, so it does not count."""
+    for key in sorted(recorded):
+        name = f"{prefix}{key}"
+        if isinstance(recorded[key], dict) and isinstance(given.get(key), dict):
+            yield from differences(recorded[key], given[key], f"{name}.")
+        elif recorded[key] != given.get(key):
+            yield name, recorded[key], given.get(key)
+
+
+
+@dataclass
+class RecipeResult:
+    out: Path
+    state: RecipeState
+    interrupted: bool = False
+    stop_signal: int = 0
+    seconds: float = 0.0
+    left: LeftBeside | None = None    # what a finished recipe left beside --out
+
+    def summary(self) -> str:
+        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" + (" (no vote)" if t.get("votes") is False else "")
+                             for t in self.state.teachers)
+        if self.interrupted:
+            return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
+                    f"rerun the same command to go on from where it stopped")
+        minutes = sum(self.state.stage_seconds.values()) / 60
+        voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
+        beside = f"; {self.left.text()}" if self.left is not None else ""
+        return (f"done: {self.out} (span parser on {voters} language models' votes; validation "
+                f"perplexity {teachers}; {minutes:.1f} min in all, over every run){beside}; the recipe is recorded "
+                f"in {state_path(self.out)}")
+
+
+def rounded(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, digits)

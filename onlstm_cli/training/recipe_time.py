@@ -1,0 +1,126 @@
+"""The recipe's clock (recipe.py): --time-budget B is for the whole recipe, counted in wall time over all its
+runs (a resumed or extended recipe included), as the record keeps it: every second of a run is counted
+toward a stage (`count`), saved with the record, so a rerun knows what the earlier runs spent.
+
+The language models get `lm_share` × B; the models that train at once share it out in rounds, each round a
+wall-clock deadline (the processes' start-up and the models' set-up inside it), and each model also no more
+than lm_share × B / ⌈K / side-by-side⌉ of its own training (counted over its resumed runs, as plain training
+counts it). The span parser stage gets the rest, B minus what the recipe has spent: the teachers' parse
+included, and the time the language models' stage took beyond its share taken from it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onlstm_cli.training import side_by_side
+
+
+def command_started() -> float:
+    """When this run of the recipe began, on time.monotonic()'s scale: the start of this process where it is
+    onlstm's command (its start-up, torch's import included, is time the user waits), else now (a Python
+    caller's recipe counts from its call)."""
+    now = time.monotonic()
+    command = Path(sys.argv[0])
+    if not (command.name == "onlstm" or command.parent.name == "onlstm_cli"):  # `onlstm …`, `python -m onlstm_cli …`
+        return now
+    try:  # Linux: the process's start in clock ticks after boot, against the seconds since boot
+        ticks = int(Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        age = float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - min(max(age, 0.0), 60.0)  # a start-up longer than a minute is not this command's
+
+
+@dataclass
+class RecipeClock:
+    budget: float | None              # B, seconds; None: no limit
+    lm_share: float
+    seeds: int
+    slots: int
+    started: float = field(default_factory=time.monotonic)
+    counted_until: float = 0.0        # the end of the time already counted toward a stage
+
+    def __post_init__(self):
+        self.counted_until = self.counted_until or self.started
+
+    def count(self, state, stage: str) -> None:
+        """The time since the last count, into `stage`'s wall time in the record (saved with it)."""
+        now = time.monotonic()
+        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + now - self.counted_until
+        self.counted_until = now
+
+    def spent(self, state) -> float:
+        """The recipe's wall time so far, over all its runs."""
+        return sum(state.stage_seconds.values()) + time.monotonic() - self.counted_until
+
+    def lm_budget(self) -> float | None:
+        """Each language model's own training time at most, over its resumed runs."""
+        if self.budget is None:
+            return None
+        return self.budget * self.lm_share / side_by_side.waves(self.seeds, self.slots)
+
+    def stage_one_left(self, state) -> float | None:
+        if self.budget is None:
+            return None
+        uncounted = time.monotonic() - self.counted_until  # this run's time before the stage counts toward it
+        return max(0.0, self.budget * self.lm_share - state.stage_seconds.get("language_models", 0.0) - uncounted)
+
+    def lm_deadlines(self, state, models: int) -> list[float | None]:
+        """The wall-clock time (time.time()) each of the `models` language models still to train must end by,
+        starting now: the stage's time left shared out in rounds of `slots`."""
+        left = self.stage_one_left(state)
+        if left is None:
+            return [None] * models
+        rounds = side_by_side.waves(models, self.slots)
+        now = time.time()
+        return [now + left * (k // self.slots + 1) / rounds for k in range(models)]
+
+    def span_parser_budget(self, state, its_seconds: float) -> float | None:
+        """self_train's budget (counted over its resumed runs, `its_seconds` so far): the recipe's time left."""
+        if self.budget is None:
+            return None
+        return max(0.0, self.budget - self.spent(state)) + its_seconds
+
+    def seconds_left(self, state) -> float | None:
+        """The most the recipe can still take (None: no time budget)."""
+        return None if self.budget is None else max(0.0, self.budget - self.spent(state))
+
+    def eta_text(self, state, number: int) -> str:
+        lm_budget = self.lm_budget()
+        if lm_budget is not None:
+            left = self.seconds_left(state)
+            return f"this model's budget {lm_budget / 60:.1f} min, the recipe's at most {left / 60:.1f} min more"
+        if not state.teachers:
+            return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
+        per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
+        rounds = side_by_side.waves(self.seeds - number + 1, self.slots)
+        return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
+                f"{per_model * rounds / 60:.1f} min; then the span parser")
+
+
+class StageProgress:
+    """The recipe's own line every `every` seconds while its language models train side by side, where each
+    process's lines say only how its own model goes: the stage, the seeds training, the time left."""
+
+    def __init__(self, clock: RecipeClock, state, seeds: int, every: float, log):
+        self.clock, self.state, self.seeds, self.every, self.log = clock, state, seeds, every, log
+        self.started = self.last = time.monotonic()
+
+    def tick(self, training: list[int], waiting: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.seeds} language models done, "
+                f"training seed{'s' if len(training) > 1 else ''} {', '.join(map(str, training))}"
+                + (f", {waiting} waiting" if waiting else "")
+                + f"; {(now - self.started) / 60:.1f} min in this stage")
+        stage_left = self.clock.stage_one_left(self.state)
+        if stage_left is not None:
+            left = self.clock.seconds_left(self.state)
+            text += f"; it ends in at most {stage_left / 60:.1f} min, the recipe in at most {left / 60:.1f} min"
+        self.log(text)

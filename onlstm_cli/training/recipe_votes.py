@@ -1,0 +1,75 @@
+"""Who votes in the recipe's span parser stage (recipe.py), the record's words for the vote, and what the
+student learned: how far its trees are from the trees a fixed branching rule gives (a student that only
+learned right-branching trees adds nothing to that rule, and a newcomer cannot tell otherwise)."""
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from onlstm_cli.config import AUTO, RecipeConfig
+
+
+def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
+    """The record's words for who votes and with what weight."""
+    extra = recipe.extra_layers
+    layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
+              "below where it has too few above)" if extra else "parse layer")
+    ratio = recipe.max_ppl_ratio
+    return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
+            f"models' {layers} weigh 1 each" + (f", a branching tree ({weight_text(right_branching)})"
+                                                if right_branching else "")
+            + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
+               "their median does not vote" if ratio else ""))
+
+
+def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
+    """(the language models that vote, by seed; those left out; the median validation perplexity). A model whose
+    perplexity is more than max_ratio × the median of all K is a failed run, not a weak seed: perplexity does not
+    rank healthy seeds' trees, but a run that stopped learning pulls every vote down (docs/experiments/levers.md, "A failed
+    run does not vote"). The median keeps at least half of the models, so one always votes; 0 keeps every one."""
+    teachers = sorted(teachers, key=lambda t: t["seed"])
+    known = [t["valid_ppl"] for t in teachers if isinstance(t.get("valid_ppl"), (int, float))]
+    if not max_ratio or not known:
+        return teachers, [], statistics.median(known) if known else None
+    median = statistics.median(known)
+    left_out = [t for t in teachers
+                if isinstance(t.get("valid_ppl"), (int, float)) and t["valid_ppl"] > max_ratio * median]
+    return [t for t in teachers if t not in left_out], left_out, median
+
+
+def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -> dict[str, float]:
+    """The student's trees of the validation text against right- and left-branching trees: the mean
+    (symmetric) sentence F1 over its sentences of 3 words or more, in %, as the teachers' agreement with
+    them is read (self_training.auto_weight); {} for a text without such sentences."""
+    from onlstm_cli.evaluation.metrics import pairwise_agreement
+    from onlstm_cli.induction.distances import sentence_distances, split_rule
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.text.corpus import read_corpus
+    from onlstm_cli.trees import build_tree, tree_spans
+    student = load_model(student_path)
+    sentences = [s for s in read_corpus(valid, student.tokenizer) if len(s) >= 3]  # shorter ones have one tree
+    if not sentences:
+        return {}
+    rule = split_rule(student)
+    trees = [tree_spans(build_tree(d, list(range(len(d))), rule))
+             for d in sentence_distances(student, sentences, batch_size=batch_size, model_tokens=True)]
+    right = [{(start, len(s)) for start in range(1, len(s) - 1)} for s in sentences]  # every suffix of 2+ words
+    left = [{(0, end) for end in range(2, len(s))} for s in sentences]                # every prefix of 2+ words
+    return {"right": round(100 * pairwise_agreement([trees, right])[0, 1], 1),
+            "left": round(100 * pairwise_agreement([trees, left])[0, 1], 1)}
+
+
+def branching_warning(agreement: dict[str, float], threshold: float) -> str | None:
+    """The recipe's last warning when the student's trees are (nearly) all right- or left-branching ones."""
+    for side, value in sorted(agreement.items(), key=lambda item: -item[1]):
+        if value > threshold:
+            return (f"warning: the span parser's trees of the validation text agree {value:.1f} (sentence F1) with "
+                    f"{side}-branching trees: it adds little to that rule, which needs no training (more text, "
+                    "a larger --time-budget" + (" or a lower --right-branching" if side == "right" else "")
+                    + " may help)")
+    return None
+
+
+def weight_text(weight: float | str) -> str:
+    return (f"{AUTO}: a right- or left-branching tree, the way the teachers' trees lean (votes.auto_weight)"
+            if weight == AUTO else f"right-branching, weight {weight:g}")

@@ -1,0 +1,115 @@
+"""The pieces of a training step and an epoch that the Trainer (trainer.py) puts together: the optimizer (and
+the one a resumed run takes over), the model each rank trains, the window of the stream a step reads, the
+tally of an epoch's steps, NT-ASGD's trigger and its averaged weights, the loss log."""
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from onlstm_cli.files import open_for_append
+from onlstm_cli.config import TrainConfig
+from onlstm_cli.lm.model import ONLSTMLanguageModel
+from onlstm_cli.training.distributed import Group
+from onlstm_cli.training.train_setup import Plan
+
+
+class Decision(NamedTuple):
+    """The end of a step, the same on every rank."""
+    loss: float                     # the step's loss, averaged over the ranks
+    interrupted: bool
+    time_up: bool
+    checkpoint_due: bool
+
+
+def detach(state):
+    return [(h.detach(), c.detach()) for h, c in state]
+
+
+def make_optimizer(params, tc: TrainConfig, averaging: bool = False) -> torch.optim.Optimizer:
+    if tc.optimizer == "adam":
+        return torch.optim.Adam(params, lr=tc.lr, weight_decay=tc.weight_decay)
+    if averaging:  # AWD-LSTM's NT-ASGD: plain steps, and the running mean of the weights from here on
+        return torch.optim.ASGD(params, lr=tc.lr, t0=0, lambd=0.0, weight_decay=tc.weight_decay)
+    return torch.optim.SGD(params, lr=tc.lr, weight_decay=tc.weight_decay)
+
+
+def resumed_optimizer(params, tc: TrainConfig, plan: Plan) -> torch.optim.Optimizer:
+    """The run's optimizer, with the state of the checkpoint it resumes, if any."""
+    optimizer = make_optimizer(params, tc, plan.state.averaging)
+    if plan.optimizer is not None:
+        optimizer.load_state_dict(plan.optimizer)
+        plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
+        for group in optimizer.param_groups:
+            group["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
+    return optimizer
+
+
+def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:
+    """The model every rank trains: itself in one process, a DistributedDataParallel copy in several."""
+    if group.world_size == 1:
+        return model
+    # Rank 0's weights are copied to the others here. Every parameter gets a gradient at every step
+    # (DropConnect multiplies the parameter inside forward), so no unused-parameter search is needed.
+    # The column-major recurrent weights get column-major gradients, the layout of DDP's bucket views.
+    # Its gradient averaging is a step's collective: it waits `group.timeout` for the other ranks at most.
+    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                   process_group=group.steps)
+
+
+def should_average(history: list, valid_ppl: float, nonmono: int) -> bool:
+    """NT-ASGD's non-monotone trigger: validation is worse than the best of all epochs but the last `nonmono`."""
+    earlier = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
+    return len(earlier) > nonmono and valid_ppl > min(earlier[:len(earlier) - nonmono])
+
+
+@dataclass
+class EpochTally:
+    """The good steps of an epoch so far (all ranks together): their loss and tokens, since when."""
+    loss_sum: float = 0.0
+    tokens: int = 0
+    steps: int = 0
+    started: float = field(default_factory=time.time)
+
+    def add(self, loss: float, tokens: int) -> None:
+        self.loss_sum, self.tokens, self.steps = self.loss_sum + loss * tokens, self.tokens + tokens, self.steps + 1
+
+    def loss(self) -> float:
+        return self.loss_sum / max(self.tokens, 1)
+
+    def rate(self) -> float:
+        return self.tokens / max(time.time() - self.started, 1e-9)
+
+
+@contextlib.contextmanager
+def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool):
+    """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
+    the current ones restored after; the current weights themselves when not averaging."""
+    averages = [optimizer.state.get(p, {}).get("ax") for p in params] if averaging else []
+    swapped = [(p, p.detach().clone()) for p, ax in zip(params, averages) if ax is not None]
+    with torch.no_grad():
+        for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):
+            p.copy_(ax)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for p, current in swapped:
+                p.copy_(current)
+
+
+def window_length(bptt: int, rows_left: int) -> int:
+    # AWD-LSTM's variable window length keeps the cut points moving between epochs. Python's `random` is
+    # seeded alike on every rank, so all ranks take the same windows and the same number of steps.
+    mean = bptt if random.random() < 0.95 else bptt / 2
+    return min(max(5, int(random.gauss(mean, 5))), rows_left)
+
+
+def open_loss_log(tc: TrainConfig, main: bool):  # by lines, readable while it runs; a symbolic link is refused
+    return open_for_append(tc.loss_log) if tc.loss_log and main else contextlib.nullcontext()
+
