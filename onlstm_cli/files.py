@@ -107,8 +107,9 @@ def output_lock(out: str | Path, option: str = "--out"):
 
 def _locked_file(lock: Path, out: str | Path, option: str) -> int:
     for _ in range(100):
+        if not lock.parent.is_dir():  # not made here: a mistyped folder is the user's to see
+            raise UserError(f"{option} {out}: its folder does not exist")
         try:
-            lock.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
         except OSError as e:
             if e.errno == errno.ELOOP:

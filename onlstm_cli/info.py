@@ -31,7 +31,7 @@ def model_info(model: str | Path) -> dict:
               "training_seconds": meta.get("seconds"), "created": meta.get("created"),
               "onlstm_version": meta.get("onlstm_version"),
               "valid_ppl": None if meta.get("valid_ppl") is None else round(float(meta["valid_ppl"]), 2),
-              "validation_history": validation_history(meta)}
+              "validation_history": validation_history(meta), "student_check": meta.get("student_check")}
     if loaded.members:
         report["ensemble"] = {"models": 1 + len(loaded.members), "combine": loaded.combine,
                               "weights": loaded.weights,
@@ -100,6 +100,8 @@ def info_text(report: dict) -> str:
     sections = [("model", model_rows(report)), ("language model training", lm_training_rows(report))]
     if "span_parser" in report:
         sections.append(("span parser", span_parser_rows(report["span_parser"])))
+    elif isinstance(report.get("student_check"), dict):  # the consensus parser a recipe shipped for its student
+        sections.append(("recipe", [("shipped", student_check_text(report["student_check"]))]))
     if "model_card" in report:
         sections.append((f"model card ({report['model_card']['path']})", card_rows(report["model_card"])))
     width = max(len(name) for _, rows in sections for name, _ in rows)
@@ -229,7 +231,27 @@ def span_parser_rows(span: dict) -> list[tuple[str, str]]:
         rows += [("made by", f"recipe (train --seeds {len(recipe['teachers'])}): {teachers}"),
                  ("votes", str(recipe.get("votes") or "-")),
                  ("times", f"stage times: {stage_times(recipe, span)}")]
+        if isinstance(recipe.get("student_check"), dict):
+            rows.append(("checked", student_check_text(recipe["student_check"])))
+        shapes = recipe.get("branching_agreement")
+        if isinstance(shapes, dict) and shapes:
+            rows.append(("branching", "its trees of the validation text agree " + ", ".join(
+                f"{figure(value)} with {side}-branching trees" for side, value in shapes.items())))
     return rows
+
+
+def figure(value) -> str:
+    return f"{value:.1f}" if isinstance(value, (int, float)) else str(value)
+
+
+def student_check_text(check: dict) -> str:
+    """The recipe's check of its student against its teachers' consensus (training/student_check.py)."""
+    text = (f"on the validation text, the student agrees {figure(check.get('student'))} with its teachers' "
+            f"consensus, the teachers {figure(check.get('teachers'))} (with each other {figure(check.get('mutual'))})")
+    if check.get("consensus_parser") is not None:
+        text += (f"; the consensus parser {figure(check.get('consensus_parser'))}: the recipe shipped the "
+                 f"{check.get('shipped')}")
+    return text
 
 
 def stage_times(recipe: dict, span: dict) -> str:

@@ -68,45 +68,96 @@ def train(
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
-    budget = parse_duration(time_budget)
-    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers)
-               or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None)
-    if keep_intermediate and seeds == 1:
-        raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
+    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS[
+        "targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate)
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
-    from onlstm_cli.training.distributed import launched_rank
-    # the run holds --out until it ends: a second run on the same --out is refused, not left to replace it
-    with output_lock(out) if launched_rank() == 0 else contextlib.nullcontext():
+    with holding(out):
         if teacher:
-            right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
-            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, budget,
-                                      threads, right_branching, second_round, targets.value, teacher_layers)
-        model_config, train_config, lm_options = lm_configs(locals())
+            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
+                                      parse_duration(time_budget), threads, right_branching, second_round,
+                                      targets.value, teacher_layers)
+        result = train_language_models(locals())
+    if result.interrupted:
+        raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
-        from onlstm_cli.training.train import LineReporter, NullReporter, train_model
-        from onlstm_cli.errors import RankZeroFailed
-        from onlstm_cli.training.train_report import RichReporter
 
-        main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
-        reporter = NullReporter() if not main_process else \
-            RichReporter() if sys.stderr.isatty() else LineReporter()
-        with reporter:
-            if seeds > 1:
-                from onlstm_cli.training.recipe import run_recipe
-                result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
-                                    right_branching, resume, reporter, log=err_line, side_by_side=side_by_side,
-                                    max_ppl_ratio=RECIPE_DEFAULTS["max_ppl_ratio"] if max_ppl_ratio is None
-                                    else max_ppl_ratio, keep_intermediate=keep_intermediate)
-            else:
-                try:
-                    result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
-                                         reporter=reporter, **lm_options)
-                except RankZeroFailed:
-                    raise typer.Exit(2)  # rank 0 has said why
-        if main_process:  # what the model file is: validated, or why not
-            typer.echo(result.summary() if seeds > 1 else result.summary(valid), err=True)
-        if result.interrupted:
-            raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
+def holding(out: Path):
+    """The run holds --out until it ends (files.output_lock): a second run on the same --out is refused, not left
+    to replace it. Under torchrun the first process holds it."""
+    from onlstm_cli.training.distributed import launched_rank
+    return output_lock(out) if launched_rank() == 0 else contextlib.nullcontext()
+
+
+class FirstLine:
+    """A line said once, before the first thing a run says: after the checks that refuse a run in one line."""
+
+    def __init__(self, line: str | None, say):
+        self.line, self.say = line, say
+
+    def __call__(self, text: str) -> None:
+        self.flush()
+        self.say(text)
+
+    def flush(self) -> None:
+        if self.line:
+            self.say(self.line)
+            self.line = None
+
+
+class SaysFirst:
+    """A training reporter whose first line is preceded by `first`'s."""
+
+    def __init__(self, reporter, first: FirstLine):
+        self.reporter, self.first = reporter, first
+
+    def __getattr__(self, name):
+        return getattr(self.reporter, name)
+
+    def __enter__(self):
+        self.reporter.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.reporter.__exit__(*exc)
+
+    def message(self, text: str) -> None:
+        self.first.flush()
+        self.reporter.message(text)
+
+    def start_epoch(self, epoch: int, n_tokens: int) -> None:
+        self.first.flush()
+        self.reporter.start_epoch(epoch, n_tokens)
+
+
+def train_language_models(o: dict):
+    """`train`'s options (its locals): one language model, or with --seeds K the recipe; what its file is, on
+    stderr at the end."""
+    model_config, train_config, lm_options, note = lm_configs(o)
+    corpus, out, valid, resume, seeds, log = o["corpus"], o["out"], o["valid"], o["resume"], o["seeds"], \
+        FirstLine(note, err_line)
+    from onlstm_cli.errors import RankZeroFailed
+    from onlstm_cli.training.distributed import launched_rank
+    from onlstm_cli.training.train import LineReporter, NullReporter, train_model
+    from onlstm_cli.training.train_report import RichReporter
+
+    main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
+    reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
+    with SaysFirst(reporter, log) as reporter:
+        if seeds > 1:
+            from onlstm_cli.training.recipe import run_recipe
+            ratio = RECIPE_DEFAULTS["max_ppl_ratio"] if o["max_ppl_ratio"] is None else o["max_ppl_ratio"]
+            result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
+                                o["right_branching"], resume, reporter, log=log, side_by_side=o["side_by_side"],
+                                max_ppl_ratio=ratio, keep_intermediate=o["keep_intermediate"])
+        else:
+            try:
+                result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,
+                                     reporter=reporter, **lm_options)
+            except RankZeroFailed:
+                raise typer.Exit(2)  # rank 0 has said why
+    if main_process:  # what the model file is: validated, or why not
+        log(result.summary() if seeds > 1 else result.summary(valid))
+    return result
 
 
 def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path | None, loss_log: Path | None,
@@ -125,17 +176,22 @@ def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path 
                   [("--out", out), ("--loss-log", loss_log)])
 
 
-def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
+def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
     """From `train`'s options (its locals), checked, with the language models' defaults where --teacher has its
     own: the model's config, the training config and the rest of train_model's arguments (tokenizer, language,
-    vocabulary, parse layer, split rule)."""
-    o = {**o, **{name: TRAIN_DEFAULTS[name] for name in ("epochs", "lr", "batch_size") if o[name] is None}}
+    vocabulary, parse layer, split rule), and the line that says which language and tokenizer it took."""
+    o = {**o, **{name: TRAIN_DEFAULTS[name] for name in ("epochs", "lr", "batch_size") if o[name] is None},
+         "budget": parse_duration(o["time_budget"])}
     check_lm_options(o)
     from onlstm_cli.text.tokenizers import Tokenizer
-    from onlstm_cli.text.languages import default_tokenizer, detect_lang
-    lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else o["lang"]
+    from onlstm_cli.text.languages import assumed_note, check_lang, default_tokenizer, detect_lang
+    lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else check_lang(o["lang"])
     tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
     tok.characters = o["characters"]
+    assumed = assumed_note(lang, given=o["lang"] != "auto")
+    note = None if o["resume"] is not None else (  # a resumed run reads as its checkpoint says
+        f"language {lang}, tokenizer {tok.kind}{' (characters)' if tok.characters else ''}"
+        + (f": {assumed}" if assumed else "") + "; --lang and --tokenizer change them")
     model_config = dict(emb_size=o["emb_size"], hidden_size=o["hidden_size"], n_layers=o["layers"],
                         chunk_size=o["chunk_size"], master_input=o["master_input"].value, reverse=o["reverse"],
                         **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
@@ -147,7 +203,7 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict]:
     lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
                       max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"],
                       split=o["split"].value if o["split"] else None)
-    return model_config, train_config, lm_options
+    return model_config, train_config, lm_options, note
 
 
 def check_lm_options(o: dict) -> None:
@@ -187,7 +243,8 @@ def check_lm_options(o: dict) -> None:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
 
 
-def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False) -> None:
+def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False,
+               keep_intermediate: bool = False) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
     another are refused in one line."""
     if seeds < 1:
@@ -198,6 +255,8 @@ def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_opti
         raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
     if recipe_options and seeds == 1:
         raise UserError("--max-ppl-ratio chooses which of the --seeds language models vote: give --seeds K (K ≥ 2)")
+    if keep_intermediate and seeds == 1:
+        raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
 
 
 def layer_list(text: str) -> tuple[int, ...]:
@@ -217,6 +276,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
                        second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"],
                        teacher_layers: str | None = None) -> None:
     """`train --teacher`: the span parser of self_training.py."""
+    right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
     if valid is None:

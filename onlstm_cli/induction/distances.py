@@ -331,10 +331,13 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
     cache = cache or ModelCache()
     by_model: dict[Path, list[int]] = {}
     fixed = resolve_model(model) if model is not None else None
+    results: list[ParsedSentence] = [ParsedSentence([], None, []) for _ in lines]
     for k, line in enumerate(lines):
         if without_controls(line).strip():  # a line of spaces and control characters is an empty line
-            by_model.setdefault(fixed or resolve_model(None, line), []).append(k)
-    results: list[ParsedSentence] = [ParsedSentence([], None, []) for _ in lines]
+            try:
+                by_model.setdefault(fixed or resolve_model(None, line), []).append(k)
+            except ParseError as e:  # a script no bundled model reads: this line says so, the others are parsed
+                results[k].error = str(e)
     for path, indices in by_model.items():
         loaded = cache.get(path)
         prepared = [prepare(loaded, lines[k], pretokenized) for k in indices]

@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 
 from onlstm_cli.errors import ParseError
-from onlstm_cli.text.languages import lang_of_text
+from onlstm_cli.text.languages import SCRIPT_NAMES, lang_of_text
 
 
 # zh: the Chinese span parser self-trained on Chinese ON-LSTMs' trees (zh-st.onlstm, models/zh-st.md), the default for CJK
@@ -29,6 +29,11 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
     """A model path from --model: a file path, a bundled name (en, zh), or by the text's script when None."""
     if name_or_path is None:
         name_or_path = lang_of_text(text)
+        if name_or_path not in BUNDLED_MODELS:
+            script = SCRIPT_NAMES.get(name_or_path.removeprefix("und-"), name_or_path)
+            raise ParseError(f"no bundled model reads {script} text (the bundled ones read English and Chinese): "
+                             "train one on a corpus of yours, `onlstm train corpus.txt --seeds 3 -o mine.onlstm`, "
+                             "and parse with -m mine.onlstm")
     path = Path(name_or_path)
     if path.suffix == ".onlstm" or path.exists() or path.is_symlink() or "/" in name_or_path:  # a broken link too
         return path

@@ -2,11 +2,12 @@
 it parses with, and how a language is told from its text when the user does not say."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from onlstm_cli.errors import UserError
-from onlstm_cli.text.tokenizers import Tokenizer, has_cjk
+from onlstm_cli.text.tokenizers import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,62 @@ def default_split(lang: str) -> str:
     return language(lang).split
 
 
+# Scripts by their Unicode blocks: (ISO 15924 code, name, character ranges). Text of a script without a language
+# of its own in LANGUAGES is "und-<code>" (BCP 47: an undetermined language in that script), read by the unicode
+# tokenizer. Latin text is taken as English (its PTB rules) unless the user says otherwise, and is told so.
+SCRIPTS = (
+    ("Latn", "Latin", "A-Za-z\u00c0-\u024f\u1e00-\u1eff"),
+    ("Hani", "CJK", "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"),
+    ("Kana", "Japanese kana", "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"),
+    ("Hang", "Hangul", "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"),
+    ("Cyrl", "Cyrillic", "\u0400-\u052f"),
+    ("Grek", "Greek", "\u0370-\u03ff\u1f00-\u1fff"),
+    ("Arab", "Arabic", "\u0600-\u06ff\u0750-\u077f"),
+    ("Hebr", "Hebrew", "\u0590-\u05ff"),
+    ("Deva", "Devanagari", "\u0900-\u097f"),
+    ("Thai", "Thai", "\u0e00-\u0e7f"),
+)
+_SCRIPT_PATTERNS = [(code, name, re.compile(f"[{chars}]")) for code, name, chars in SCRIPTS]
+SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS}
+
+
+def script_of(text: str) -> str | None:
+    """The script most of the text's letters are in (kana wins over CJK ideographs, which Japanese mixes in);
+    None for text without letters of a known script."""
+    # a CJK character is about a word, a Latin word about five letters: the CJK ones weigh as much
+    counts = {code: len(pattern.findall(text)) * (4 if code in ("Hani", "Kana") else 1)
+              for code, _, pattern in _SCRIPT_PATTERNS}
+    if counts["Kana"] and counts["Kana"] + counts["Hani"] >= max(counts.values()):
+        return "Kana"
+    code = max(counts, key=counts.get)
+    return code if counts[code] else None
+
+
 def lang_of_text(text: str) -> str:
-    return "zh" if has_cjk(text) else "en"
+    """The language `--lang auto` takes for a text, by its script: zh for CJK ideographs, en for Latin (or no
+    letters), "und-<script>" for any other script."""
+    script = script_of(text)
+    return "zh" if script == "Hani" else "en" if script in (None, "Latn") else f"und-{script}"
+
+
+def assumed_note(lang: str, given: bool) -> str | None:
+    """What to tell a user about a language taken for them; None where they gave it."""
+    if given:
+        return None
+    if lang == "en":
+        return "the text is in Latin script: English rules (the PTB tokenizer) are used; for another language " \
+               "give --lang CODE (e.g. --lang tr), which reads words by Unicode class"
+    if lang.startswith("und-"):
+        return f"the text is in {SCRIPT_NAMES.get(lang[4:], lang[4:])} script: words are read by Unicode class; " \
+               "give --lang CODE to name its language"
+    return f"the text is in CJK script: taken as Chinese (--lang {lang}); give --lang CODE for another language"
+
+
+def check_lang(code: str) -> str:
+    """A language code as given (--lang), checked: a BCP 47-like tag such as en, tr, pt-BR or und-Cyrl."""
+    if not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*", code or ""):
+        raise UserError(f"--lang {code!r}: expected a language code such as en, zh, tr or pt-BR, or auto")
+    return code
 
 
 def detect_lang(path: Path, n_lines: int = 200) -> str:

@@ -551,3 +551,27 @@ def test_evaluate_html_report(runner, model, tmp_path):
     assert "right-branching" in page and "onlstm (layer 2)" in page and page.count("<svg") >= 3
     assert_user_error(run(runner, ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "--model", model,
                                    "--html", tmp_path / "missing" / "r.html"]), "cannot write")
+
+
+def test_parse_without_a_model_says_which_lines_no_bundled_model_reads(runner):
+    """Text in a script no bundled model reads is not handed to the English one: its line says so and how to
+    train a model, and every other line is parsed."""
+    from onlstm_cli.cli.commands import app
+    result = runner.invoke(app, ["parse", "-f", "bracket"], input="the cat sat\nкошка сидит на окне\n爱真的需要勇气\n")
+    assert result.exit_code == 2
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("(S") and lines[1] == "" and lines[2].startswith("(S")
+    assert "input line 2: no bundled model reads Cyrillic text" in result.stderr and "onlstm train" in result.stderr
+
+
+def test_train_says_the_language_and_tokenizer_it_took(runner, tmp_path):
+    from onlstm_cli.cli.commands import app
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("кошка сидит на окне\n" * 40, encoding="utf-8")
+    result = runner.invoke(app, ["train", str(corpus), "-o", str(tmp_path / "m.onlstm"), "--epochs", "1",
+                                 "--emb-size", "10", "--hidden-size", "10", "--chunk-size", "5", "--batch-size", "2"])
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("language und-Cyrl, tokenizer unicode: the text is in Cyrillic script"), result.stderr
+    assert "--lang and --tokenizer change them" in first
+    empty = runner.invoke(app, ["train", str(corpus), "--lang", "", "-o", str(tmp_path / "e.onlstm")])
+    assert empty.exit_code == 2 and "expected a language code" in empty.stderr

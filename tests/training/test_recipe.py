@@ -103,7 +103,7 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     assert [t["seed"] for t in record["teachers"]] == [1111, 1112]
     assert all(t["valid_ppl"] > 1 for t in record["teachers"])
     assert ("the trees of each of the 2 language models' parse layer and of the layer next to it (above it, below "
-            "where it has too few above) weigh 1 each, a right-branching tree auto") in record["votes"]
+            "where it has too few above) weigh 1 each, a branching tree (auto: a right- or left-branching tree") in record["votes"]
     assert record["stage_seconds"]["language_models"] > 0
     assert 0 < archive_meta["seconds"] and f"epochs in {archive_meta['seconds'] / 60:.1f} min" in info_text(
         model_info(finished))  # the span parser's own time, which the record, written before it trains, lacks

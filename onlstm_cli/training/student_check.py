@@ -1,0 +1,97 @@
+"""A student never below its teachers: after the recipe's span parser has trained, how well it agrees with its
+teachers' consensus on the validation text is measured beside how well the teachers themselves agree with it.
+Where the student is the worse, the consensus parser (the voting language models as one ensemble file, whose
+distances are combined per word) is measured too, and the better of the two is shipped. No gold tree is read.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from onlstm_cli.config import SelfTrainConfig
+from onlstm_cli.errors import OnlstmError
+from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
+from onlstm_cli.induction.teachers import OnlstmTeacher, teacher_trees
+from onlstm_cli.modelfile import LoadedModel, atomic_save, load_model, read_archive
+from onlstm_cli.text.corpus import read_corpus
+from onlstm_cli.training.votes import consensus_targets, vote
+
+
+@dataclass
+class StudentCheck:
+    student: float                 # the student's mean sentence F1 with the teachers' consensus tree (%)
+    teachers: float                # the teachers' (parse layers') mean agreement with that consensus
+    mutual: float                  # the teachers' mean agreement with each other
+    consensus_parser: float | None = None  # the consensus parser's, where it was measured
+    shipped: str = "student"       # "student" or "consensus parser"
+
+    def text(self) -> str:
+        said = (f"the span parser agrees {self.student:.1f} with its teachers' consensus on the validation text, "
+                f"the teachers {self.teachers:.1f} (with each other {self.mutual:.1f})")
+        if self.consensus_parser is None:
+            return said
+        return (said + f"; the student is below its teachers, and the consensus parser (the voting language "
+                f"models as one ensemble) agrees {self.consensus_parser:.1f}: shipped the {self.shipped}")
+
+
+def agreement(trees: list[set], others: list[set]) -> float:
+    return 100 * pairwise_agreement([trees, others])[0, 1]
+
+
+def check_student(out: Path, teachers: list[LoadedModel], valid: Path, train: SelfTrainConfig,
+                  right: float, left: float, log) -> StudentCheck | None:
+    """Measure the student at `out` against the consensus of `teachers` (voting as in `train`, with the branching
+    voters' weights `right` and `left` the run used); ship the consensus parser instead where it is the better.
+    None where the validation text has no sentence to measure on."""
+    student = load_model(out)
+    sentences = [s for s in read_corpus(valid, student.tokenizer) if 3 <= len(s) <= train.max_len]
+    if not sentences:
+        return None
+    voters = [OnlstmTeacher(t, train.teacher_layers, train.extra_layers) for t in teachers]
+    trees = [v.voter_trees(sentences) for v in voters]
+    lengths = [len(s) for s in sentences]
+    consensus = [set(spans) for spans in consensus_targets(
+        vote([each for own in trees for each in own], lengths, right, left), lengths)]
+    parse_layers = [own[v.weighing] for own, v in zip(trees, voters)]
+    check = StudentCheck(
+        student=agreement(teacher_trees(student, sentences, span_parsers=True), consensus),
+        teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
+        mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
+    if check.student < check.teachers:
+        ship_the_better(out, teachers, sentences, consensus, check, log)
+    record_check(out, check)
+    return check
+
+
+def ship_the_better(out: Path, teachers: list[LoadedModel], sentences, consensus, check: StudentCheck, log) -> None:
+    """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
+    other stays beside it (OUT.student.onlstm or OUT.consensus.onlstm)."""
+    from onlstm_cli.config import EnsembleConfig
+    from onlstm_cli.ensemble import make_ensemble
+    consensus_path = out.with_name(f"{out.stem}.consensus.onlstm")
+    try:
+        if len(teachers) > 1:
+            parser = make_ensemble([t.path for t in teachers], consensus_path, EnsembleConfig(combine="rank"))
+        else:
+            atomic_save(read_archive(teachers[0].path), consensus_path)
+            parser = load_model(consensus_path)
+    except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
+        log(f"recipe: no consensus parser to compare the student with ({e})")
+        return
+    check.consensus_parser = agreement(teacher_trees(parser, sentences), consensus)
+    if check.consensus_parser > check.student:
+        check.shipped = "consensus parser"
+        os.replace(out, out.with_name(f"{out.stem}.student.onlstm"))
+        os.replace(consensus_path, out)
+
+
+def record_check(out: Path, check: StudentCheck) -> None:
+    """The check into the shipped file: the span parser's recipe record, or an ensemble's own meta."""
+    archive = read_archive(out)
+    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe")
+    if isinstance(recipe, dict):
+        recipe["student_check"] = asdict(check)
+    else:
+        archive["meta"] = {**archive.get("meta", {}), "student_check": asdict(check)}
+    atomic_save(archive, out)

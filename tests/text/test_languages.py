@@ -1,0 +1,35 @@
+"""Per-language defaults, and the language `--lang auto` takes by the text's script (text/languages.py)."""
+from __future__ import annotations
+
+import pytest
+
+from onlstm_cli.errors import UserError
+from onlstm_cli.text.languages import assumed_note, check_lang, default_split, default_tokenizer, lang_of_text
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("the cat sat on the mat", "en"), ("Bu kitap çok güzel", "en"), ("爱真的需要勇气", "zh"),
+    ("我爱 New York", "zh"), ("кошка сидит на окне", "und-Cyrl"), ("日本語のテキストです", "und-Kana"),
+    ("한국어 문장입니다", "und-Hang"), ("नमस्ते दुनिया", "und-Deva"), ("ภาษาไทย", "und-Thai"),
+    ("مرحبا بالعالم", "und-Arab"), ("Καλημέρα κόσμε", "und-Grek"), ("", "en"), ("123 !!", "en")])
+def test_auto_takes_the_language_of_the_texts_script(text, lang):
+    assert lang_of_text(text) == lang
+
+
+def test_a_script_without_rules_of_its_own_is_read_by_unicode_class():
+    assert default_tokenizer("und-Cyrl").kind == "unicode" and default_tokenizer("tr").kind == "unicode"
+    assert default_tokenizer("en").kind == "ptb" and default_tokenizer("zh").kind == "jieba"
+    assert default_split("zh") == "symmetric" and default_split("und-Kana") == "paper"
+
+
+def test_what_was_assumed_is_said_and_how_to_change_it():
+    assert "English rules" in assumed_note("en", given=False) and "--lang" in assumed_note("en", given=False)
+    assert "Cyrillic script" in assumed_note("und-Cyrl", given=False)
+    assert assumed_note("tr", given=True) is None
+
+
+@pytest.mark.parametrize("code", ["", " ", "e", "english language", "zh_CN", "../x", "\x1b]0;x"])
+def test_a_bad_language_code_is_refused_in_one_line(code):
+    with pytest.raises(UserError, match="expected a language code"):
+        check_lang(code)
+    assert check_lang("pt-BR") == "pt-BR" and check_lang("und-Cyrl") == "und-Cyrl"
