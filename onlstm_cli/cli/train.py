@@ -71,7 +71,7 @@ def train(
     check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS[
         "targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate)
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
-    with holding(out):
+    with holding(out, make_folder=seeds == 1):
         if teacher:
             return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
                                       parse_duration(time_budget), threads, right_branching, second_round,
@@ -81,11 +81,19 @@ def train(
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
 
-def holding(out: Path):
+def holding(out: Path, make_folder: bool):
     """The run holds --out until it ends (files.output_lock): a second run on the same --out is refused, not left
-    to replace it. Under torchrun the first process holds it."""
+    to replace it. Under torchrun the first process holds it. A language model's run makes --out's folder, as
+    training does (run_checks.check_destination); the recipe refuses a folder that is not there."""
     from onlstm_cli.training.distributed import launched_rank
-    return output_lock(out) if launched_rank() == 0 else contextlib.nullcontext()
+    if launched_rank() != 0:
+        return contextlib.nullcontext()
+    if make_folder:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot make the folder of --out {out}: {(e.strerror or type(e).__name__).lower()}")
+    return output_lock(out)
 
 
 class FirstLine:

@@ -20,14 +20,10 @@ def looks_like_conllu(path: Path, text: str) -> bool:
     return False
 
 
-def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str, number: int = 1,
-                      multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
-    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
-
-    `number`: the sentence's place in the file (1-based), for messages. `multiword`: the sentence's
-    multiword tokens, (first word id, last word id, form)."""
+def _heads(path: Path, rows: list[tuple[int, list[str]]], number: int) -> list[int]:
+    """Each token's head (0-based, -1 for the root), checked: ids in order, heads in range, one root."""
     count = len(rows)
-    heads: list[int] = []  # 0-based head token, -1 for the root
+    heads: list[int] = []
     root_id: Optional[int] = None
     for expected_id, (line, fields) in enumerate(rows, start=1):
         if fields[0] != str(expected_id):
@@ -48,7 +44,17 @@ def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str
                                       f"{root_id} and {expected_id} both have head 0 (CoNLL-U allows one)")
             root_id = expected_id
         heads.append(head - 1)
+    return heads
 
+
+def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str, number: int = 1,
+                      multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
+    """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
+
+    `number`: the sentence's place in the file (1-based), for messages. `multiword`: the sentence's
+    multiword tokens, (first word id, last word id, form)."""
+    count = len(rows)
+    heads = _heads(path, rows, number)
     all_words = [fields[1] for _, fields in rows]
     upos = [fields[3] for _, fields in rows]
     kept_positions = [i for i in range(count) if upos[i] not in CONLLU_DROPPED_UPOS]

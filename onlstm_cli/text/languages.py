@@ -57,13 +57,13 @@ SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS}
 
 
 def script_of(text: str) -> str | None:
-    """The script most of the text's letters are in (kana wins over CJK ideographs, which Japanese mixes in);
+    """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else CJK where there are
+    ideographs (a Chinese line may carry Latin names and numbers), else the script most of its letters are in;
     None for text without letters of a known script."""
-    # a CJK character is about a word, a Latin word about five letters: the CJK ones weigh as much
-    counts = {code: len(pattern.findall(text)) * (4 if code in ("Hani", "Kana") else 1)
-              for code, _, pattern in _SCRIPT_PATTERNS}
-    if counts["Kana"] and counts["Kana"] + counts["Hani"] >= max(counts.values()):
-        return "Kana"
+    counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
+    for code in ("Kana", "Hani"):
+        if counts[code]:
+            return code
     code = max(counts, key=counts.get)
     return code if counts[code] else None
 
