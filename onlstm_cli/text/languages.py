@@ -54,16 +54,19 @@ SCRIPTS = (
 )
 _SCRIPT_PATTERNS = [(code, name, re.compile(f"[{chars}]")) for code, name, chars in SCRIPTS]
 SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS}
+_PATTERN = {code: pattern for code, _, pattern in _SCRIPT_PATTERNS}
 
 
 def script_of(text: str) -> str | None:
     """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else CJK where there are
     ideographs (a Chinese line may carry Latin names and numbers), else the script most of its letters are in;
     None for text without letters of a known script."""
-    counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
+    if text.isascii():  # the common case, decided at C speed: `parse` asks this of every line
+        return "Latn" if any(ch.isalpha() for ch in text) else None
     for code in ("Kana", "Hani"):
-        if counts[code]:
+        if _PATTERN[code].search(text):
             return code
+    counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
     code = max(counts, key=counts.get)
     return code if counts[code] else None
 
