@@ -20,13 +20,13 @@ from onlstm_cli.text.corpus import TokenColumns
 from onlstm_cli.training.distributed import Group, lost_peer
 from onlstm_cli.training.run_checks import checkpoint_path
 from onlstm_cli.training.run_files import RunFiles
-from onlstm_cli.training.train_report import Reporter, estimate_line, run_eta, start_lines
+from onlstm_cli.training.run_clock import ESTIMATE_STEPS, RunClock
+from onlstm_cli.training.train_report import Reporter, start_lines
 from onlstm_cli.training.train_setup import Plan
 from onlstm_cli.training.train_steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
                                              make_optimizer, open_loss_log, resumed_optimizer, should_average,
                                              window_length)
 
-ESTIMATE_STEPS = 20  # steps timed before the run's length is estimated (the first ones warm kernels up)
 
 
 @dataclass
@@ -83,13 +83,9 @@ class Trainer:
         self.global_batch = group.world_size * tc.batch_size
         self.epoch_tokens = data.rows * self.global_batch
         train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
-        self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.seconds)
-        self.t0 = time.time()
+        self.clock = RunClock(self.state.seconds, tc.time_budget, deadline, self.epoch_tokens, tc.epochs)
+        self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.clock.seconds)
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
-        budget_end = None if tc.time_budget is None else self.t0 + max(0.0, tc.time_budget - self.state.seconds)
-        self.deadline = min((end for end in (budget_end, deadline) if end is not None), default=None)
-        self.validation_seconds = 0.0  # the latest validation's, for the run's ETA
-        self.estimated = False      # whether the run's length has been estimated yet
 
     # --- the run -------------------------------------------------------------------------------------------
 
@@ -149,7 +145,7 @@ class Trainer:
         else:
             epochs_done = s.history[-1]["epoch"] if s.history else 0.0
         return TrainResult(str(self.out), str(checkpoint_path(self.out)), epochs_done, s.best, stop == "interrupt",
-                           stop == "time", self.seconds(), s.history, stop_signal)
+                           stop == "time", self.clock.seconds(), s.history, stop_signal)
 
     # --- an epoch of steps ---------------------------------------------------------------------------------
 
@@ -204,10 +200,9 @@ class Trainer:
         """The step's loss averaged over the ranks, and what every rank does next. A signal on any rank
         stops all of them; time is read on rank 0 alone, so that no rank stops while the others go on
         (and wait for it forever)."""
-        now, main = time.time(), self.group.is_main
-        # time is up one validation (the latest's length) before the deadline: the last one and its files end by it
-        time_up = main and self.deadline is not None and now + self.validation_seconds >= self.deadline
-        due = main and now - self.files.last_checkpoint >= self.tc.checkpoint_every
+        main = self.group.is_main
+        time_up = main and self.clock.time_up()
+        due = main and time.time() - self.files.last_checkpoint >= self.tc.checkpoint_every
         total, signalled, time_up, due = self.group.sum(
             [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
         return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
@@ -230,37 +225,30 @@ class Trainer:
         if loss_log is not None:
             loss_log.write(f"{s.epoch}\t{s.position}\t{loss:.8g}\n")
         rate = tally.rate()
-        if not self.estimated and tally.steps >= ESTIMATE_STEPS:
+        if not self.clock.estimated and tally.steps >= ESTIMATE_STEPS:
             self.estimate(rate)
-        self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate, self.eta(rate))
+        self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate,
+                               self.clock.eta(rate, self.tokens_left(), s.epoch))
 
-    # --- how long the run takes ----------------------------------------------------------------------------
+    # --- how long the run takes (run_clock.py) ---------------------------------------------------------------
 
-    def budget_left(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.time())
-
-    def eta(self, rate: float) -> float:
-        """Seconds until the run ends at `rate` tokens/s (see train_report.run_eta)."""
-        tokens_left = (self.data.rows - 1 - self.state.position) * self.global_batch
-        return run_eta(tokens_left, self.tc.epochs - self.state.epoch, self.epoch_tokens, rate,
-                       self.validation_seconds, self.budget_left())
+    def tokens_left(self) -> int:
+        """Of the current epoch."""
+        return (self.data.rows - 1 - self.state.position) * self.global_batch
 
     def estimate(self, rate: float) -> None:
-        """Once, when the run's first steps are timed: how many epochs it reaches, and when it ends."""
-        self.estimated = True
-        if rate > 0:
-            self.reporter.message(estimate_line(rate, self.epoch_tokens, self.epochs_at(self.state.epoch,
-                                                                                        self.state.position),
-                                                self.tc.epochs, self.eta(rate), self.tc.time_budget,
-                                                self.budget_left()))
+        s = self.state
+        line = self.clock.estimate(rate, self.tokens_left(), s.epoch, self.epochs_at(s.epoch, s.position))
+        if line:
+            self.reporter.message(line)
 
     # --- the end of an epoch: validation and the files ------------------------------------------------------
 
     def end_epoch(self, tally: EpochTally, finished: bool) -> None:
         """Validation, the model file and the checkpoint at the end of an epoch (or where time ran out)."""
         s = self.state
-        if finished and not self.estimated:  # an epoch shorter than ESTIMATE_STEPS
-            self.estimated = True
+        if finished and not self.clock.estimated:  # an epoch shorter than ESTIMATE_STEPS
+            self.clock.estimated = True
             if s.epoch < self.tc.epochs:  # at the end of the last epoch there is nothing left to estimate
                 self.estimate(tally.rate())
         epochs_done = self.epochs_at(s.epoch, s.position)
@@ -282,8 +270,8 @@ class Trainer:
         text takes long); all get its perplexity, whether it saved, and the run's seconds."""
         started = time.time()
         valid_ppl, saved = self.validate_and_save(epochs_done) if self.group.is_main else (None, False)
-        shared = self.group.broadcast((valid_ppl, saved, self.seconds()))
-        self.validation_seconds = time.time() - started
+        shared = self.group.broadcast((valid_ppl, saved, self.clock.seconds()))
+        self.clock.validation_seconds = time.time() - started
         return shared
 
     def average_if_stalled(self, valid_ppl: float | None) -> None:
@@ -315,7 +303,4 @@ class Trainer:
     def epochs_at(self, epoch: int, position: int) -> float:
         """Epochs trained by row `position` of (1-based) epoch `epoch`."""
         return epoch - 1 + position / max(self.data.rows - 1, 1)
-
-    def seconds(self) -> float:
-        return self.state.seconds + time.time() - self.t0
 
