@@ -151,7 +151,7 @@ class RecipeRun:
             result = self.train_span_parser(state)
             if result.interrupted:
                 return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
-            self.check_student(state)
+            self.check_student(state, result.votes)
             self.check_branching(state)
         else:
             self.log(f"recipe: already complete ({self.out}); nothing to do")
@@ -296,16 +296,12 @@ class RecipeRun:
         self.save(state, "span_parser")
         return result
 
-    def check_student(self, state: RecipeState) -> None:
-        """The student against its teachers' consensus on the validation text; the consensus parser shipped
-        instead where the student is the worse of the two (student_check.py)."""
-        from onlstm_cli.modelfile import load_model
+    def check_student(self, state: RecipeState, votes) -> None:
+        """The student against its teachers' consensus on the validation text (the votes it learned); the
+        consensus parser shipped instead where the student is the worse of the two (student_check.py)."""
         from onlstm_cli.training.student_check import check_student
         voting, _, _ = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
-        teachers = [load_model(self.out.with_name(t["path"])) for t in voting]
-        check = check_student(self.out, teachers, self.valid, self.self_train,
-                              state.span_parser.get("right_branching", 0.0),
-                              state.span_parser.get("left_branching", 0.0), self.log)
+        check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting], votes, self.log)
         if check is not None:
             state.span_parser["student_check"] = asdict(check)
             self.log(f"recipe: {check.text()}")

@@ -44,6 +44,7 @@ class SelfTrainResult:
     teacher_agreement: list | None = None  # with several teachers: each one's mean agreement with the others (%)
     right_branching: float = 0.0  # the right-branching voter's weight the run used (AUTO's included)
     left_branching: float = 0.0   # the left-branching voter's (AUTO, where the teachers lean left)
+    votes: Votes | None = None    # the teachers' votes it learned (student_check.py reads their validation part)
 
 
 def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:
@@ -250,7 +251,7 @@ class _Run:
         return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
                                stop == "time", stop == "interrupt", int(signals.caught),
                                self.meta.get("teacher_agreement"), self.data.right_branching,
-                               self.data.left_branching)
+                               self.data.left_branching, self.data)
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""

@@ -9,13 +9,11 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
-from onlstm_cli.induction.teachers import OnlstmTeacher, teacher_trees
-from onlstm_cli.modelfile import LoadedModel, atomic_save, load_model, read_archive
-from onlstm_cli.text.corpus import read_corpus
-from onlstm_cli.training.votes import consensus_targets, vote
+from onlstm_cli.induction.teachers import teacher_trees
+from onlstm_cli.modelfile import atomic_save, load_model, read_archive
+from onlstm_cli.training.votes import Votes, consensus_targets
 
 
 @dataclass
@@ -39,23 +37,19 @@ def agreement(trees: list[set], others: list[set]) -> float:
     return 100 * pairwise_agreement([trees, others])[0, 1]
 
 
-def check_student(out: Path, teachers: list[LoadedModel], valid: Path, train: SelfTrainConfig,
-                  right: float, left: float, log) -> StudentCheck | None:
-    """Measure the student at `out` against the consensus of `teachers` (voting as in `train`, with the branching
-    voters' weights `right` and `left` the run used); ship the consensus parser instead where it is the better.
-    None where the validation text has no sentence to measure on."""
-    student = load_model(out)
-    sentences = [s for s in read_corpus(valid, student.tokenizer) if 3 <= len(s) <= train.max_len]
-    if not sentences:
+def check_student(out: Path, teachers: list[Path], votes: Votes, log) -> StudentCheck | None:
+    """Measure the student at `out` against the consensus of the `votes` it learned (their validation part: the
+    teachers' trees and the branching voter as the run weighed them); ship the consensus parser of `teachers`
+    (their model files) instead where it is the better. None where no validation sentence has 3 words or more."""
+    keep = [k for k, words in enumerate(votes.valid_sentences) if len(words) >= 3]  # shorter ones have one tree
+    if not keep:
         return None
-    voters = [OnlstmTeacher(t, train.teacher_layers, train.extra_layers) for t in teachers]
-    trees = [v.voter_trees(sentences) for v in voters]
-    lengths = [len(s) for s in sentences]
-    consensus = [set(spans) for spans in consensus_targets(
-        vote([each for own in trees for each in own], lengths, right, left), lengths)]
-    parse_layers = [own[v.weighing] for own, v in zip(trees, voters)]
+    sentences = [votes.valid_sentences[k] for k in keep]
+    consensus = [set(spans) for spans in consensus_targets([votes.valid_spans[k] for k in keep],
+                                                           [len(words) for words in sentences])]
+    parse_layers = [[trees[k] for k in keep] for trees in votes.valid_parse_trees]
     check = StudentCheck(
-        student=agreement(teacher_trees(student, sentences, span_parsers=True), consensus),
+        student=agreement(teacher_trees(load_model(out), sentences, span_parsers=True), consensus),
         teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
     if check.student < check.teachers:
@@ -64,7 +58,7 @@ def check_student(out: Path, teachers: list[LoadedModel], valid: Path, train: Se
     return check
 
 
-def ship_the_better(out: Path, teachers: list[LoadedModel], sentences, consensus, check: StudentCheck, log) -> None:
+def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log) -> None:
     """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
     other stays beside it (OUT.student.onlstm or OUT.consensus.onlstm)."""
     from onlstm_cli.config import EnsembleConfig
@@ -72,9 +66,9 @@ def ship_the_better(out: Path, teachers: list[LoadedModel], sentences, consensus
     consensus_path = out.with_name(f"{out.stem}.consensus.onlstm")
     try:
         if len(teachers) > 1:
-            parser = make_ensemble([t.path for t in teachers], consensus_path, EnsembleConfig(combine="rank"))
+            parser = make_ensemble(teachers, consensus_path, EnsembleConfig(combine="rank"))
         else:
-            atomic_save(read_archive(teachers[0].path), consensus_path)
+            atomic_save(read_archive(teachers[0]), consensus_path)
             parser = load_model(consensus_path)
     except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
         log(f"recipe: no consensus parser to compare the student with ({e})")

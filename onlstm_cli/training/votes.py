@@ -4,7 +4,7 @@ consensus tree."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -137,6 +137,8 @@ class Votes:
     agreement: list | None = None  # per teacher, with several: its mean agreement with the others (in %)
     right_branching: float = 0.0   # the right-branching voter's weight in these votes
     left_branching: float = 0.0    # the left-branching voter's (auto, where the teachers lean left)
+    valid_sentences: list = field(default_factory=list)    # the validation sentences (normalized words)
+    valid_parse_trees: list = field(default_factory=list)  # each teacher's own trees of them (its weighing voter)
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
@@ -187,4 +189,4 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
-                 valid_spans, vocab.eos_id, agreement, right, left)
+                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers)

@@ -15,24 +15,26 @@ from onlstm_cli.training.votes import left_branching_spans
 
 
 @pytest.fixture
-def student(tiny_model_path, tiny_loaded, tiny_corpus, tmp_path):
+def trained(tiny_loaded, tiny_corpus, tmp_path):
+    """A student of two teachers (one model twice), and the votes it learned."""
     out = tmp_path / "student.onlstm"
-    self_train(tiny_corpus["train"], out, [tiny_loaded, tiny_loaded], tiny_corpus["valid"],
-               SpanParserConfig(vocab_size=len(tiny_loaded.vocab), emb_size=20, hidden_size=16, mlp_size=16),
-               SelfTrainConfig(epochs=2, batch_size=8), log=lambda line: None)
-    return out
+    result = self_train(tiny_corpus["train"], out, [tiny_loaded, tiny_loaded], tiny_corpus["valid"],
+                        SpanParserConfig(vocab_size=len(tiny_loaded.vocab), emb_size=20, hidden_size=16, mlp_size=16),
+                        SelfTrainConfig(epochs=2, batch_size=8), log=lambda line: None)
+    return out, result.votes
 
 
 def teachers_of(tiny_model_path, tmp_path):
+    """The teachers' files: the model and a copy of it."""
     second = tmp_path / "second.onlstm"
     shutil.copy(tiny_model_path, second)
-    return [load_model(tiny_model_path), load_model(second)]
+    return [tiny_model_path, second]
 
 
-def test_the_check_measures_the_student_beside_its_teachers(student, tiny_model_path, tiny_corpus, tmp_path):
+def test_the_check_measures_the_student_beside_its_teachers(trained, tiny_model_path, tmp_path):
+    student, votes = trained
     lines = []
-    check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), tiny_corpus["valid"],
-                                        SelfTrainConfig(), 0.0, 0.0, lines.append)
+    check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), votes, lines.append)
     assert 0 <= check.student <= 100 and check.teachers == pytest.approx(100) and check.mutual == pytest.approx(100)
     # two copies of one model agree with their consensus (their own trees) wholly: the student can only match them
     assert check.student <= check.teachers
@@ -41,8 +43,8 @@ def test_the_check_measures_the_student_beside_its_teachers(student, tiny_model_
     assert f"the span parser agrees {check.student:.1f} with its teachers' consensus" in check.text()
 
 
-def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(student, tiny_model_path, tiny_corpus,
-                                                                       tmp_path, monkeypatch):
+def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained, tiny_model_path, tmp_path,
+                                                                       monkeypatch):
     """The student's trees are made left-branching here, far from its teachers' consensus: the consensus parser
     (the teachers as one ensemble) agrees more, and goes to --out; the student stays beside it."""
     real = student_check.teacher_trees
@@ -52,9 +54,9 @@ def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(student,
             return [left_branching_spans(len(s)) for s in sentences]
         return real(model, sentences, *args, **kwargs)
     monkeypatch.setattr(student_check, "teacher_trees", trees)
+    student, votes = trained
     lines = []
-    check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), tiny_corpus["valid"],
-                                        SelfTrainConfig(), 0.0, 0.0, lines.append)
+    check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), votes, lines.append)
     assert check.student < check.teachers and check.consensus_parser > check.student
     assert check.shipped == "consensus parser"
     shipped = load_model(student)
