@@ -42,19 +42,17 @@ def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -
     (symmetric) sentence F1 over its sentences of 3 words or more, in %, as the teachers' agreement with
     them is read (self_training.auto_weight); {} for a text without such sentences."""
     from onlstm_cli.evaluation.metrics import pairwise_agreement
-    from onlstm_cli.induction.distances import sentence_distances, split_rule
+    from onlstm_cli.induction.teachers import teacher_trees
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_corpus
-    from onlstm_cli.trees import build_tree, tree_spans
+    from onlstm_cli.training.votes import left_branching_spans, right_branching_spans
     student = load_model(student_path)
     sentences = [s for s in read_corpus(valid, student.tokenizer) if len(s) >= 3]  # shorter ones have one tree
     if not sentences:
         return {}
-    rule = split_rule(student)
-    trees = [tree_spans(build_tree(d, list(range(len(d))), rule))
-             for d in sentence_distances(student, sentences, batch_size=batch_size, model_tokens=True)]
-    right = [{(start, len(s)) for start in range(1, len(s) - 1)} for s in sentences]  # every suffix of 2+ words
-    left = [{(0, end) for end in range(2, len(s))} for s in sentences]                # every prefix of 2+ words
+    trees = teacher_trees(student, sentences, batch_size, span_parsers=True)  # as it parses
+    right = [right_branching_spans(len(s)) for s in sentences]
+    left = [left_branching_spans(len(s)) for s in sentences]
     return {"right": round(100 * pairwise_agreement([trees, right])[0, 1], 1),
             "left": round(100 * pairwise_agreement([trees, left])[0, 1], 1)}
 
