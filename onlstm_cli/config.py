@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass
 
 DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> included
 DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
+DEFAULT_UNITS = "auto"     # what a model reads words by: words, ngrams, or auto (text/units.py's rule)
+DEFAULT_UNIT_BUCKETS = 8192  # rows of hashed character n-grams in an n-gram model
+UNIT_CHOICES = ("auto", "words", "ngrams")
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
 MASTER_INPUT_RULES = ("paper", "symmetric")
 # how an ensemble combines its models' distances per sentence (induction/distances.py)
@@ -27,6 +30,13 @@ class ModelConfig:
     weight_drop: float = 0.45    # wdrop: DropConnect on hidden-to-hidden weights
     master_input: str = "paper"  # "paper" (1 − cumax) or "symmetric" (the seed's variant)
     reverse: bool = False        # reads each sentence right to left (its distances mark boundaries after words)
+    word_rows: int = 0           # words with their own row and output (the most frequent); 0 = all vocab_size
+    unit_buckets: int = 0        # rows of hashed character n-grams every word is also read by (text/units.py); 0 = none
+
+    @property
+    def output_size(self) -> int:
+        """The words the model predicts and has a row for; a word beyond them is read by its n-grams alone."""
+        return self.word_rows or self.vocab_size
 
     def layer_sizes(self) -> list[tuple[int, int]]:
         """(input, hidden) per layer; the last layer outputs emb_size so the embeddings can be tied."""
@@ -87,6 +97,12 @@ class SpanParserConfig:
     n_layers: int = 2
     mlp_size: int = 250
     dropout: float = 0.3
+    word_rows: int = 0       # as ModelConfig's: words with their own row; 0 = all vocab_size
+    unit_buckets: int = 0    # as ModelConfig's: hashed character n-gram rows; 0 = none
+
+    @property
+    def output_size(self) -> int:
+        return self.word_rows or self.vocab_size
 
     def to_dict(self) -> dict:
         return asdict(self)

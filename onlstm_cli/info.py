@@ -50,7 +50,8 @@ def model_sizes(loaded) -> dict:
     return {"parameters": sum(p.numel() for p in loaded.model.parameters()), "layers": config.n_layers,
             "embedding": config.emb_size, "hidden": config.hidden_size, "chunk": config.chunk_size,
             "vocabulary": len(loaded.vocab), "direction": "right-to-left" if config.reverse else "left-to-right",
-            "master_input": config.master_input}
+            "master_input": config.master_input,
+            **({"word_rows": config.output_size, "ngram_rows": config.unit_buckets} if config.unit_buckets else {})}
 
 
 def span_parser_info(parser) -> dict:
@@ -113,13 +114,21 @@ def info_text(report: dict) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
+def ngram_text(sizes: dict) -> str:
+    if "ngram_rows" not in sizes:
+        return ""
+    return (f" ({sizes['word_rows']:,} with their own row), each also read by its character n-grams "
+            f"({sizes['ngram_rows']:,} rows), so that no word is unknown")
+
+
 def model_rows(report: dict) -> list[tuple[str, str]]:
     sizes, tok = report["sizes"], report["tokenizer"]
     rows = [("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
                          f"{''.join(f', {name}' for name, on in tokenizer_traits(tok) if on)}"),
             ("sizes", f"{sizes['parameters'] / 1e6:.2f} M parameters{' per model' if 'ensemble' in report else ''}: "
                       f"{sizes['layers']} layers, embedding {sizes['embedding']}, hidden {sizes['hidden']}, chunk "
-                      f"{sizes['chunk']}; vocabulary {sizes['vocabulary']:,} words; reads {sizes['direction']}"),
+                      f"{sizes['chunk']}; vocabulary {sizes['vocabulary']:,} words{ngram_text(sizes)}; reads "
+                      f"{sizes['direction']}"),
             ("parsing", f"layer {report['parse_layer']} of {sizes['layers']}, {report['split']} split"
                         + ("; the span parser parses unless a layer is asked for" if "span_parser" in report else ""))]
     if "ensemble" in report:

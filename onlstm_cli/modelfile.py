@@ -339,9 +339,9 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     check_model_section(archive, path or "model file")
     try:
         config = ModelConfig(**archive["config"])
-        model = ONLSTMLanguageModel(config)
-        model.load_state_dict(archive["state_dict"])
         vocab = Vocabulary(archive["vocab"][2:])
+        model = ONLSTMLanguageModel(config, vocab.itos)
+        model.load_state_dict(archive["state_dict"])
         tokenizer = Tokenizer(**archive["tokenizer"])
         layer = int(archive["parse_layer"])
         meta = dict(archive.get("meta", {}))
@@ -373,7 +373,7 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
                          combine=combine, weights=weights)
     if archive.get("span_parser") is not None:
-        loaded.span_parser = span_parser_from_archive(archive["span_parser"], len(vocab), path)
+        loaded.span_parser = span_parser_from_archive(archive["span_parser"], vocab, path)
     for k, member in enumerate(members):
         if not isinstance(member, dict):
             raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")
@@ -386,17 +386,17 @@ def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
     return loaded
 
 
-def span_parser_from_archive(section, vocab_size: int, path: str):
+def span_parser_from_archive(section, vocab: Vocabulary, path: str):
     from onlstm_cli.config import SpanParserConfig
     from onlstm_cli.span.model import SpanParser
     try:
         config = SpanParserConfig(**section["config"])
-        parser = SpanParser(config)
+        parser = SpanParser(config, vocab.itos)
         parser.load_state_dict(section["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{path or 'model file'}: its span parser is damaged or incompatible: {reason[:160]}") from None
-    if config.vocab_size != vocab_size:
+    if config.vocab_size != len(vocab):
         raise ModelFileError(f"{path} is damaged: the span parser's vocabulary does not match the model's")
     if not all(bool(torch.isfinite(p).all()) for p in parser.state_dict().values()):
         raise ModelFileError(f"{path} has span parser weights that are not finite numbers (NaN or inf)")

@@ -6,7 +6,7 @@ import re
 from dataclasses import MISSING, fields
 from enum import Enum
 
-from onlstm_cli.config import COMBINE_RULES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
+from onlstm_cli.config import COMBINE_RULES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import UserError
 
 
@@ -31,6 +31,9 @@ class MasterInput(str, Enum):
 class SplitRule(str, Enum):
     paper = "paper"
     symmetric = "symmetric"
+
+
+Units = Enum("Units", {choice: choice for choice in UNIT_CHOICES}, type=str)
 
 
 class VoteTargets(str, Enum):

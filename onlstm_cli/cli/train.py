@@ -10,9 +10,9 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import err_line
-from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, MasterInput,
+from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, MasterInput, Units,
                                     SplitRule, VoteTargets, duration_text, parse_duration)
-from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, SelfTrainConfig, TrainConfig, voter_weight
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.errors import UserError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
@@ -31,6 +31,7 @@ def train(
     characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file."),
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>."),
+    units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the models read words by: words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once."),
     emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400)."),
     hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
     layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers."),
@@ -68,8 +69,7 @@ def train(
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
-    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS[
-        "targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate)
+    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate)
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     with holding(out, make_folder=seeds == 1):
         if teacher:
@@ -210,6 +210,7 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
                                loss_log=str(o["loss_log"]) if o["loss_log"] else None)
     lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
                       max_vocab=o["max_vocab"], min_freq=o["min_freq"], parse_layer=o["parse_layer"],
+                      units=o["units"].value,
                       split=o["split"].value if o["split"] else None)
     return model_config, train_config, lm_options, note
 

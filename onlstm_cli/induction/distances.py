@@ -151,13 +151,14 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     vocab = loaded.vocab
     short = [k for k, s in enumerate(sentences) if len(s) <= MAX_SPAN_WORDS]
     results: list = [None] * len(sentences)
-    ids_of = [vocab.encode(sentences[k]) for k in short]
+    words_of = [list(sentences[k]) for k in short]
+    ids_of = [vocab.encode(words) for words in words_of]
     threads = torch.get_num_threads()
     if threads > 1 and len(short) > batch_size and loaded.span_parser.bias.device.type == "cpu":
         with batches_side_by_side(threads) as pool:
-            heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map)
+            heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map, words_of)
     else:
-        heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size)
+        heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, words_of=words_of)
     for k, h in zip(short, heights):
         results[k] = h
     long = [k for k, s in enumerate(sentences) if len(s) > MAX_SPAN_WORDS]
@@ -208,16 +209,18 @@ def _reading_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, b
         ids = torch.full((int(lengths[0]), len(batch)), vocab.eos_id, dtype=torch.long)
         for b, i in enumerate(batch):
             ids[:len(sentences[i]), b] = torch.tensor(vocab.encode(sentences[i]), dtype=torch.long)
+        units = batch_unit_rows(model, [sentences[i] for i in batch], ids.shape)
         state = [(h.expand(len(batch), -1).contiguous(), c.expand(len(batch), -1).contiguous())
                  for h, c in start_state]
         if packed:
             real = torch.arange(ids.shape[0])[:, None] < lengths[None, :]  # (T, B); row-major = packed order
             batch_sizes = real.sum(1).tolist()
             dist = torch.zeros(up_to, *ids.shape)
-            for k, d in enumerate(model.packed_distances(ids[real], batch_sizes, state, up_to)):
+            packed_units = None if units is None else (units[0][real], units[1])
+            for k, d in enumerate(model.packed_distances(ids[real], batch_sizes, state, up_to, packed_units)):
                 dist[k][real] = d
         else:
-            out = model(ids.to(device), state=state, with_logits=False, up_to_layer=up_to)
+            out = model(ids.to(device), state=state, with_logits=False, up_to_layer=up_to, units=units)
             dist = torch.stack(out.distances).cpu()  # (layers run, T, B)
         for b, i in enumerate(batch):
             n = len(sentences[i])
@@ -235,6 +238,22 @@ def _reading_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, b
         for batch in batches:
             run(batch)
     return results
+
+
+def batch_unit_rows(model, sentences: Sequence[Sequence[str]], shape: tuple[int, int]):
+    """For a model that reads n-grams (text/units.py): each position's row (T, B) in a table of the batch's
+    words, so that a word the vocabulary lacks is read by its own n-grams; None for a model of whole words."""
+    if getattr(model, "unit_embedding", None) is None:
+        return None
+    import torch
+
+    from onlstm_cli.text.units import batch_units
+    from onlstm_cli.text.vocab import EOS
+    row_of, table = batch_units(sentences, model.unit_embedding.buckets, EOS)
+    rows = torch.zeros(shape, dtype=torch.long)
+    for b, sentence in enumerate(sentences):
+        rows[:len(sentence), b] = torch.tensor([row_of[w] for w in sentence], dtype=torch.long)
+    return rows.to(model.unit_embedding.weight.device), table
 
 
 @contextlib.contextmanager

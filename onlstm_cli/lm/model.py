@@ -15,6 +15,7 @@ from onlstm_cli import fast
 from onlstm_cli.lm.cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
 from onlstm_cli.config import ModelConfig
 from onlstm_cli.errors import DeviceError
+from onlstm_cli.text.units import UnitEmbedding, UnitTable
 
 
 def resolve_device(name: str) -> torch.device:
@@ -107,19 +108,27 @@ class LMOutput:
 
 
 class ONLSTMLanguageModel(nn.Module):
-    """Embedding → stacked ON-LSTM layers → tied softmax, with the AWD-LSTM regularisers."""
+    """Embedding → stacked ON-LSTM layers → tied softmax, with the AWD-LSTM regularisers.
 
-    def __init__(self, config: ModelConfig):
+    With `unit_buckets`, each word is read as its row plus the mean of its character n-grams' vectors
+    (text/units.py), and words beyond the first `word_rows` are read by their n-grams alone; `vocabulary`
+    (the words of the ids) gives the n-grams of the ids read in training."""
+
+    def __init__(self, config: ModelConfig, vocabulary: list[str] | None = None):
         super().__init__()
         self.config = config
         for inp, hid in config.layer_sizes():
             if hid % config.chunk_size:
                 raise ValueError(f"layer size {hid} is not a multiple of chunk size {config.chunk_size}")
-        self.embedding = nn.Embedding(config.vocab_size, config.emb_size)
+        if not 0 <= config.word_rows <= config.vocab_size or config.unit_buckets < 0:
+            raise ValueError(f"word rows {config.word_rows} or n-gram rows {config.unit_buckets} out of range")
+        self.embedding = nn.Embedding(config.output_size, config.emb_size)
+        self.unit_embedding = (UnitEmbedding(config.unit_buckets, config.emb_size, vocabulary)
+                               if config.unit_buckets else None)
         self.layers = nn.ModuleList(
             ONLSTMLayer(inp, hid, config.chunk_size, config.weight_drop, config.master_input)
             for inp, hid in config.layer_sizes())
-        self.decoder_bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.decoder_bias = nn.Parameter(torch.zeros(config.output_size))
         self.lockdrop = LockedDropout()
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
         self._gate_table = None  # (parameter versions, table); see first_layer_gates
@@ -132,19 +141,29 @@ class ONLSTMLanguageModel(nn.Module):
         a parameter it comes from changes (tensor versions count every in-place update) and is built only
         for batches large enough to pay for it.
         """
-        if self.training or torch.is_grad_enabled():
+        if self.training or torch.is_grad_enabled() or self.unit_embedding is not None:
             return None
         params = (self.embedding.weight, self.layers[0].ih.weight, self.layers[0].ih.bias)
         key = tuple((p.data_ptr(), p._version, p.device) for p in params)
         if self._gate_table is None or self._gate_table[0] != key:
-            if tokens.numel() * 8 < self.config.vocab_size:
+            if tokens.numel() * 8 < self.config.output_size:
                 return None
             ih = self.layers[0].ih
             self._gate_table = (key, fast.linear(self.embedding.weight, ih.weight, ih.bias))
         return F.embedding(tokens, self._gate_table[1])
 
+    def word_vectors(self, tokens: torch.Tensor, units: tuple[torch.Tensor, UnitTable] | None = None) -> torch.Tensor:
+        """The input vectors of `tokens`: their rows (whole word types dropped in training), plus, in an
+        n-gram model, their n-grams' mean vector, from `units` (each token's row of a table of words) where
+        given, else from the vocabulary's n-grams."""
+        if self.unit_embedding is None:
+            return embedding_dropout(self.embedding, tokens, self.config.dropout_e, self.training)
+        rows = torch.where(tokens < self.config.output_size, tokens, 0)  # a rare word's row is <unk>'s
+        vectors = embedding_dropout(self.embedding, rows, self.config.dropout_e, self.training)
+        return vectors + (self.unit_embedding(tokens) if units is None else self.unit_embedding(*units))
+
     def packed_distances(self, tokens: torch.Tensor, batch_sizes: list[int], state: list,
-                         up_to_layer: int) -> list[torch.Tensor]:
+                         up_to_layer: int, units: tuple[torch.Tensor, UnitTable] | None = None) -> list[torch.Tensor]:
         """The distances (N,) of layers 1 … up_to_layer for sequences packed time-major, longest first
         (`tokens` (N,), step t of the batch_sizes[t] longest sequences at a time), from `state` (per layer
         (h, c), batch_sizes[0] rows). Inference only, where the backend packs sentences
@@ -152,7 +171,7 @@ class ONLSTMLanguageModel(nn.Module):
         sentences a tenth of their work, batches of 256 a third."""
         assert not self.training and not torch.is_grad_enabled(), "packed_distances is for inference"
         x_gates = self.first_layer_gates(tokens)
-        x = self.embedding(tokens) if x_gates is None else None
+        x = self.word_vectors(tokens, units) if x_gates is None else None
         distances = []
         for k, layer in enumerate(self.layers[:up_to_layer]):
             # the last layer run: its outputs are not needed, only its master gates
@@ -169,12 +188,14 @@ class ONLSTMLanguageModel(nn.Module):
 
     def forward(self, tokens: torch.Tensor, state=None, reference: bool = False,
                 with_logits: bool = True, up_to_layer: int | None = None,
-                targets: torch.Tensor | None = None) -> LMOutput:
+                targets: torch.Tensor | None = None,
+                units: tuple[torch.Tensor, UnitTable] | None = None) -> LMOutput:
         """tokens: (T, B) word ids. Returns logits, the new state, and every layer's distances and gates.
 
         up_to_layer (1-based) stops after that layer — all that parsing with it needs; no logits then.
         targets (T, B): the next words; then the output has their mean cross-entropy as `loss` instead of
-        logits, computed without keeping the (T·B × vocabulary) logits (`fast.decoder_loss`).
+        logits, computed without keeping the (T·B × vocabulary) logits (`fast.decoder_loss`); a word beyond
+        the model's rows is <unk> there. units: see `word_vectors`.
         """
         cfg = self.config
         if targets is not None and up_to_layer is not None:
@@ -183,8 +204,7 @@ class ONLSTMLanguageModel(nn.Module):
             state = self.init_state(tokens.shape[1])
         x, x_gates = None, None if reference else self.first_layer_gates(tokens)
         if x_gates is None:
-            x = embedding_dropout(self.embedding, tokens, cfg.dropout_e, self.training)
-            x = self.lockdrop(x, cfg.dropout_i)
+            x = self.lockdrop(self.word_vectors(tokens, units), cfg.dropout_i)
         new_state, distances, forget, inputs = [], [], [], []
         layers = self.layers if up_to_layer is None else self.layers[:up_to_layer]
         with_logits = with_logits and len(layers) == len(self.layers)
@@ -197,6 +217,8 @@ class ONLSTMLanguageModel(nn.Module):
             inputs.append(master_i)
             x = self.lockdrop(x, cfg.dropout_h if k < len(self.layers) - 1 else cfg.dropout)
         if targets is not None:
+            if cfg.output_size < cfg.vocab_size:
+                targets = torch.where(targets < cfg.output_size, targets, 0)
             loss = fast.decoder_loss(x.reshape(-1, x.shape[-1]), self.embedding.weight, self.decoder_bias,
                                 targets.reshape(-1))
             return LMOutput(None, new_state, distances, forget, inputs, loss)

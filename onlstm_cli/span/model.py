@@ -20,6 +20,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from onlstm_cli import fast
 from onlstm_cli.config import SpanParserConfig
+from onlstm_cli.text.units import UnitEmbedding, UnitTable, batch_units
+from onlstm_cli.text.vocab import EOS
 from onlstm_cli.trees import Tree, fold_tree
 
 # CKY takes time n³ and memory n²: a sentence longer than this is parsed by the file's ON-LSTM instead
@@ -28,10 +30,15 @@ MAX_SPAN_WORDS = 1000
 
 
 class SpanParser(nn.Module):
-    def __init__(self, config: SpanParserConfig):
+    """With `unit_buckets`, words are read as the language model's n-gram models read them (lm/model.py)."""
+
+    def __init__(self, config: SpanParserConfig, vocabulary: list[str] | None = None):
         super().__init__()
         self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.emb_size)
+        if not 0 <= config.word_rows <= config.vocab_size or config.unit_buckets < 0:
+            raise ValueError(f"word rows {config.word_rows} or n-gram rows {config.unit_buckets} out of range")
+        self.embed = nn.Embedding(config.output_size, config.emb_size)
+        self.unit_embed = UnitEmbedding(config.unit_buckets, config.emb_size, vocabulary) if config.unit_buckets else None
         self.lstm = nn.LSTM(config.emb_size, config.hidden_size, config.n_layers, batch_first=True,
                             bidirectional=True, dropout=config.dropout if config.n_layers > 1 else 0.0)
         self.fencepost = nn.Linear(2 * config.hidden_size, config.mlp_size, bias=False)
@@ -39,11 +46,20 @@ class SpanParser(nn.Module):
         self.out = nn.Linear(config.mlp_size, 1)
         self.drop = nn.Dropout(config.dropout)
 
-    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def word_vectors(self, ids: torch.Tensor, units: tuple[torch.Tensor, UnitTable] | None = None) -> torch.Tensor:
+        """Each word's row, plus, with n-grams, the mean of its n-grams' vectors (`units`: each position's row of
+        a table of words; else the vocabulary's)."""
+        if self.unit_embed is None:
+            return self.embed(ids)
+        vectors = self.embed(torch.where(ids < self.config.output_size, ids, 0))
+        return vectors + (self.unit_embed(ids) if units is None else self.unit_embed(*units))
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor,
+                units: tuple[torch.Tensor, UnitTable] | None = None) -> torch.Tensor:
         """ids: (B, n_max + 2), each row `<eos> w1 … wn <eos>` padded at the end; lengths: n per row.
         Returns span scores (B, n_max + 1, n_max + 1): [b, i, j] is the log-odds that words i+1 … j
         (fenceposts i < j) form a constituent; entries outside a sentence are meaningless."""
-        x = self.drop(self.embed(ids))
+        x = self.drop(self.word_vectors(ids, units))
         packed = pack_padded_sequence(x, (lengths + 2).cpu(), batch_first=True, enforce_sorted=False)
         states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=ids.shape[1])
         states = self.drop(states)
@@ -55,13 +71,14 @@ class SpanParser(nn.Module):
         hidden = torch.relu_(hidden) if not torch.is_grad_enabled() else self.drop(torch.relu(hidden))
         return self.out(hidden).squeeze(-1)
 
-    def fenceposts(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def fenceposts(self, ids: torch.Tensor, lengths: torch.Tensor,
+                   units: tuple[torch.Tensor, UnitTable] | None = None) -> torch.Tensor:
         """Inference: the fenceposts' first-layer activations g (B, n_max + 1, mlp) that `forward` scores spans
         from. Each direction of each layer runs as a one-way LSTM over the padded rows, the backward one over
         each row reversed in place: unpacked input takes torch's fused LSTM path, which a packed
         bidirectional LSTM does not, and padding after a row's end changes none of its states."""
         reverse = _row_reversal(lengths + 2, ids.shape[1])
-        x = self.embed(ids)
+        x = self.word_vectors(ids, units)
         for forward_lstm, backward_lstm in self._one_way_layers():
             backward = torch.gather(backward_lstm(torch.gather(x, 1, reverse.expand_as(x)))[0], 1,
                                     reverse.expand(-1, -1, backward_lstm.hidden_size))
@@ -150,9 +167,10 @@ def tree_heights(tree: Tree) -> list[int]:
 
 
 def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, batch_size: int = 64,
-                   map_batches=map) -> list[list[int]]:
-    """Each sentence's distances (split heights of its CKY tree); sentences are word-id lists. Batches of
-    about equal length go through `map_batches` (a thread pool's map runs them side by side)."""
+                   map_batches=map, words_of: list[list[str]] | None = None) -> list[list[int]]:
+    """Each sentence's distances (split heights of its CKY tree); sentences are word-id lists, and their words
+    (`words_of`), which a parser of n-grams reads. Batches of about equal length go through `map_batches` (a
+    thread pool's map runs them side by side)."""
     results: list = [None] * len(ids_of)
     order = sorted(range(len(ids_of)), key=lambda k: len(ids_of[k]))
     device = next(parser.parameters()).device
@@ -162,7 +180,10 @@ def span_distances(parser: SpanParser, ids_of: list[list[int]], eos_id: int, bat
     @torch.inference_mode()
     def run(batch: list[int]) -> None:
         ids, lengths = padded(ids_of, batch, eos_id)
-        fenceposts = parser.fenceposts(ids.to(device), lengths.to(device))
+        units = None
+        if parser.unit_embed is not None and words_of is not None:
+            units = padded_units([words_of[k] for k in batch], parser.unit_embed.buckets, ids.shape, device)
+        fenceposts = parser.fenceposts(ids.to(device), lengths.to(device), units)
         for k, heights in zip(batch, fast.span_trees(fenceposts, lengths.tolist(), parser.bias, out_weight,
                                                      out_bias, cky)):
             results[k] = heights
@@ -178,3 +199,13 @@ def padded(ids_of: list[list[int]], batch: list[int], eos_id: int) -> tuple[torc
     for row, k in enumerate(batch):
         ids[row, 1:len(ids_of[k]) + 1] = torch.tensor(ids_of[k], dtype=torch.long)
     return ids, lengths
+
+
+def padded_units(sentences: list[list[str]], buckets: int, shape: tuple[int, int],
+                 device) -> tuple[torch.Tensor, UnitTable]:
+    """The n-gram rows of `padded`'s rows (`<eos> w1 … wn <eos>`, padded) in a table of the batch's words."""
+    row_of, table = batch_units(sentences, buckets, EOS)
+    rows = torch.zeros(shape, dtype=torch.long)
+    for b, sentence in enumerate(sentences):
+        rows[b, 1:len(sentence) + 1] = torch.tensor([row_of[w] for w in sentence], dtype=torch.long)
+    return rows.to(device), table

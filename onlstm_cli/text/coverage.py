@@ -31,7 +31,10 @@ class Coverage:
 
 
 def known(loaded, word: str) -> bool:
-    """Whether the model has `word` (normalized): a character model reads a CJK word by its characters."""
+    """Whether the model has `word` (normalized): a character model reads a CJK word by its characters, and a
+    model of n-grams reads any word by its n-grams (text/units.py)."""
+    if loaded.config.unit_buckets:
+        return True
     return all(unit in loaded.vocab for unit in loaded.tokenizer.units(word))
 
 

@@ -32,7 +32,7 @@ import threading
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from onlstm_cli.config import RecipeConfig, SelfTrainConfig, SpanParserConfig, TrainConfig, voter_weight
+from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.errors import ModelFileError, TrainingError
 from onlstm_cli.training import side_by_side
 from onlstm_cli.training.recipe_files import held_out_split, leave_finished, lm_path
@@ -285,7 +285,7 @@ class RecipeRun:
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}
         result = self_train(self.corpus, self.out, teachers, self.valid,
-                            SpanParserConfig(vocab_size=len(teachers[0].vocab)), self.self_train, budget, resume,
+                            None, self.self_train, budget, resume,
                             log=self.log, recipe=record)
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),

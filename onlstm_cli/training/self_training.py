@@ -157,10 +157,14 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
-    config = config or SpanParserConfig(vocab_size=len(host.vocab))
-    parser = SpanParser(config)
-    if config.emb_size == host.config.emb_size:  # start from the words the language model has learned
+    config = config or SpanParserConfig(vocab_size=len(host.vocab), word_rows=host.config.word_rows,
+                                        unit_buckets=host.config.unit_buckets)
+    parser = SpanParser(config, host.vocab.itos)
+    if config.emb_size == host.config.emb_size and config.output_size == host.config.output_size:
+        # start from the words (and n-grams) the language model has learned
         parser.embed.weight.data.copy_(host.model.embedding.weight.data)
+        if parser.unit_embed is not None and config.unit_buckets == host.config.unit_buckets:
+            parser.unit_embed.weight.data.copy_(host.model.unit_embedding.weight.data)
     optimizer = torch.optim.Adam(parser.parameters(), lr=train.lr)
     identity = run_identity(corpus, valid, out, teachers, config, train)
     progress = Progress()

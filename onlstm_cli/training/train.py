@@ -17,10 +17,9 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli.config import TrainConfig
 from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
-from onlstm_cli.text.corpus import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, TrainConfig
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.distributed import Group, process_group
 from onlstm_cli.training.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
@@ -60,10 +59,12 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
                 parse_layer: int | None = None, resume: str | Path | None = None,
                 reporter: Reporter | None = None, split: str | None = None,
-                deadline: float | None = None) -> TrainResult:
+                deadline: float | None = None, units: str = DEFAULT_UNITS,
+                unit_buckets: int = DEFAULT_UNIT_BUCKETS) -> TrainResult:
     """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity.
     `parse_layer` and `split` are what the model file parses with by default (None: the middle layer, and
-    `default_split(lang)`); a resumed run keeps its checkpoint's. `deadline`: a time (time.time()) the run
+    `default_split(lang)`); a resumed run keeps its checkpoint's. `units`: words, ngrams (every word also read by
+    its character n-grams, text/units.py), or auto (n-grams where the corpus has many rare words). `deadline`: a time (time.time()) the run
     stops at even where its time budget has more (a recipe's stage ends there, the run's set-up inside it).
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
@@ -87,8 +88,8 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
             check_destination(out)
             plan, model = make_plan(corpus, resume, model_config, tokenizer or Tokenizer(), lang, pretokenized,
                                     keep_punct, max_vocab, min_freq, parse_layer, group.world_size * tc.batch_size,
-                                    reporter, valid, tc.optimizer, split)
-            model = model or ONLSTMLanguageModel(ModelConfig(**plan.config))
+                                    reporter, valid, tc.optimizer, split, units, unit_buckets)
+            model = model or ONLSTMLanguageModel(ModelConfig(**plan.config), plan.vocab.itos)
             check_free_space(out, model)
             if resume is not None:
                 reconcile_best(plan.state, out, reporter)
@@ -98,7 +99,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         plan, model, valid_data = shared_plan(group, read_plan)
         data = training_columns(corpus, out, plan, tc.batch_size, group)
         if model is None:
-            model = ONLSTMLanguageModel(ModelConfig(**plan.config))
+            model = ONLSTMLanguageModel(ModelConfig(**plan.config), plan.vocab.itos)
         data_meta = {"corpus": str(corpus), "valid": str(valid) if valid else None,
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,

@@ -10,6 +10,7 @@ import torch
 
 from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, rank_columns,
                                     read_corpus, token_stream)
+from onlstm_cli.config import UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
@@ -17,6 +18,7 @@ from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_arc
 from onlstm_cli.training.run_checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
 from onlstm_cli.text.languages import default_split
 from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.units import MAX_INPUT_TYPES, reads_ngrams, unseen_share
 from onlstm_cli.text.vocab import Vocabulary
 
 
@@ -48,12 +50,21 @@ class Plan:
 
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
               parse_layer, global_batch, reporter, valid=None, optimizer=None,
-              split=None) -> tuple[Plan, ONLSTMLanguageModel | None]:
-    """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary."""
+              split=None, units="auto", unit_buckets=8192) -> tuple[Plan, ONLSTMLanguageModel | None]:
+    """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary (of whole words,
+    or, where `units` says n-grams, of every word type with the `max_vocab` most frequent as outputs)."""
     model = None
     if resume is None:
-        vocab = Vocabulary.build(count_words(corpus, tokenizer, pretokenized, keep_punct), max_vocab, min_freq)
-        config = ModelConfig(vocab_size=len(vocab), **(model_config or {}))
+        counts = count_words(corpus, tokenizer, pretokenized, keep_punct)
+        if units not in UNIT_CHOICES:
+            raise TrainingError(f"unknown --units {units!r}; choose from {', '.join(UNIT_CHOICES)}")
+        ngrams = units == "ngrams" or (units == "auto" and reads_ngrams(counts, max_vocab))
+        vocab = Vocabulary.build(counts, MAX_INPUT_TYPES if ngrams else max_vocab, min_freq)
+        read_by = dict(word_rows=min(len(vocab), max_vocab or len(vocab)), unit_buckets=unit_buckets) if ngrams else {}
+        config = ModelConfig(vocab_size=len(vocab), **(model_config or {}), **read_by)
+        if ngrams:
+            reporter.message(f"every word is also read by its character n-grams ({unseen_share(counts):.0%} of the "
+                             f"tokens are words seen once); --units words reads whole words only")
         plan = Plan(config.to_dict(), vocab, tokenizer, lang, parse_layer, split or default_split(lang), pretokenized,
                     keep_punct, RunState())
     else:

@@ -23,6 +23,7 @@ from onlstm_cli.text.corpus import (
     read_corpus,
     token_stream,
 )
+from onlstm_cli.config import DEFAULT_UNITS
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.training.run_checks import token_file_path
@@ -439,10 +440,12 @@ def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(onlstm_cli.training.train, "train_model", fake_train_model)
     result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm")])
     assert result.exit_code == 0, result.output
-    model_defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"}
+    # the sizes the vocabulary decides (its words, their rows, the n-gram rows by --units) are the plan's
+    decided = ("vocab_size", "word_rows", "unit_buckets")
+    model_defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name not in decided}
     assert seen["model_config"] == model_defaults
     assert seen["train_config"] == TrainConfig()
-    assert seen["max_vocab"] == DEFAULT_MAX_VOCAB and seen["min_freq"] == 1
+    assert seen["max_vocab"] == DEFAULT_MAX_VOCAB and seen["min_freq"] == 1 and seen["units"] == DEFAULT_UNITS
     assert seen["split"] is None  # train_model picks the language's rule
     result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm"),
                                       "--split", "symmetric"])

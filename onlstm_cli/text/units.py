@@ -1,0 +1,117 @@
+"""Words read through their character n-grams, so that no word is unknown (fastText's subword vectors).
+
+A model with `unit_buckets` reads each word as its own row (for the words it has one) plus the mean of the
+vectors of the word's n-grams: n = 2 … 5 over `<word>`, each hashed into one of `unit_buckets` rows. A word
+never seen in training still has its stem's and its ending's n-grams. A `UnitTable` holds the n-gram rows of
+a list of words (a vocabulary, or the words of one batch) flat, so that a batch of word rows looks them up
+with one `embedding_bag`.
+"""
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MIN_N, MAX_N = 2, 5
+# A word's n-grams are those of its first and last EDGE characters: a 5,000-letter word is read in bounded
+# time and memory, by its beginning and its end (where stems and endings are).
+EDGE = 24
+# The Good–Turing share of unseen words (tokens of words seen once, over all tokens) from which `auto`
+# reads n-grams; the rule and the figures it was fixed on are in docs/experiments/units.md.
+UNSEEN_SHARE = 0.05
+MAX_INPUT_TYPES = 200_000  # word types of the training text that get an input id in an n-gram model
+
+
+def word_units(word: str) -> list[str]:
+    """The n-grams a word is read by: n = MIN_N … MAX_N over the word marked `<word>`."""
+    marked = f"<{word}>" if len(word) <= 2 * EDGE else f"<{word[:EDGE]}\x00{word[-EDGE:]}>"
+    grams = []
+    for n in range(MIN_N, MAX_N + 1):
+        grams.extend(marked[i:i + n] for i in range(len(marked) - n + 1) if "\x00" not in marked[i:i + n])
+    return grams or [marked]
+
+
+def unit_rows(word: str, buckets: int) -> list[int]:
+    """The bucket of each of a word's n-grams (crc32: the same on every machine and Python run)."""
+    return [zlib.crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in word_units(word)]
+
+
+@dataclass
+class UnitTable:
+    """The n-gram rows of a list of words, flat: word k's are flat[starts[k] : starts[k] + counts[k]]."""
+    flat: torch.Tensor
+    starts: torch.Tensor
+    counts: torch.Tensor
+
+    @classmethod
+    def of_words(cls, words: Sequence[str], buckets: int) -> "UnitTable":
+        rows = [unit_rows(w, buckets) for w in words]
+        counts = torch.tensor([len(r) for r in rows], dtype=torch.long)
+        starts = torch.cumsum(counts, 0) - counts
+        flat = torch.tensor([b for r in rows for b in r], dtype=torch.long)
+        return cls(flat, starts, counts)
+
+    def to(self, device) -> "UnitTable":
+        return UnitTable(self.flat.to(device), self.starts.to(device), self.counts.to(device))
+
+
+def unit_vectors(weight: torch.Tensor, rows: torch.Tensor, table: UnitTable) -> torch.Tensor:
+    """The mean n-gram vector of each word (`rows` indexes `table`, any shape) → rows.shape + (size,)."""
+    index = rows.reshape(-1)
+    counts, starts = table.counts[index], table.starts[index]
+    offsets = torch.cumsum(counts, 0) - counts
+    within = torch.arange(int(counts.sum()), device=index.device) - offsets.repeat_interleave(counts)
+    grams = table.flat[starts.repeat_interleave(counts) + within]
+    return F.embedding_bag(grams, weight, offsets, mode="mean").view(*rows.shape, weight.shape[1])
+
+
+def batch_units(sentences: Sequence[Sequence[str]], buckets: int, pad: str) -> tuple[dict[str, int], UnitTable]:
+    """A table of the distinct words of a batch (and `pad`, for the positions after a sentence's end) and
+    each word's row in it."""
+    row_of = {pad: 0}
+    for sentence in sentences:
+        for word in sentence:
+            row_of.setdefault(word, len(row_of))
+    return row_of, UnitTable.of_words(list(row_of), buckets)
+
+
+def reads_ngrams(counts: Counter, max_vocab: int | None) -> bool:
+    """`--units auto`: n-grams where much of new text would be unknown words (docs/experiments/units.md)."""
+    tokens = sum(counts.values())
+    if tokens == 0:
+        return False
+    beyond = sum(sorted(counts.values(), reverse=True)[max(0, (max_vocab or len(counts)) - 2):])
+    return unseen_share(counts) >= UNSEEN_SHARE or beyond / tokens > UNSEEN_SHARE
+
+
+def unseen_share(counts: Counter) -> float:
+    """Good–Turing's estimate of the share of new text's tokens that are unseen words: N1 / N."""
+    tokens = sum(counts.values())
+    return sum(1 for c in counts.values() if c == 1) / tokens if tokens else 0.0
+
+
+class UnitEmbedding(nn.Module):
+    """The n-gram vectors (`buckets` × size) and the n-gram table of the model's vocabulary, which reads a
+    word id's n-grams in training; a parse gives the table of its batch's words instead (`batch_units`).
+    The table is made from the vocabulary's words when the model is built, not saved with it."""
+
+    def __init__(self, buckets: int, size: int, vocabulary: Sequence[str] | None = None):
+        super().__init__()
+        self.buckets = buckets
+        self.weight = nn.Parameter(torch.empty(buckets, size).uniform_(-0.1, 0.1))
+        table = UnitTable.of_words(vocabulary or [], buckets)
+        for name in ("flat", "starts", "counts"):
+            self.register_buffer(name, getattr(table, name), persistent=False)
+        self.words = len(vocabulary or [])
+
+    def forward(self, rows: torch.Tensor, table: UnitTable | None = None) -> torch.Tensor:
+        if table is None:
+            if self.words == 0:
+                raise ValueError("this n-gram model was built without its vocabulary")
+            table = UnitTable(self.flat, self.starts, self.counts)
+        return unit_vectors(self.weight, rows, table.to(self.weight.device))
