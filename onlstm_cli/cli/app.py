@@ -17,6 +17,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Unsupervised constituency trees from Ordered-Neurons LSTM language models.")
 
 
+class Invocation:
+    """When the `onlstm` command began (time.monotonic()), set by commands.main: a recipe's --time-budget counts
+    from there, torch's import included. None where the app is called another way (a test's CliRunner)."""
+    started: float | None = None
+
+
 def _version(value: bool):
     if value:
         from onlstm_cli import __version__

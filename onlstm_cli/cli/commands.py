@@ -5,7 +5,9 @@ from the torch-free config dataclasses (config.py, through options.py).
 """
 from __future__ import annotations
 
-from onlstm_cli.cli.app import app
+import time
+
+from onlstm_cli.cli.app import Invocation, app
 from onlstm_cli.cli.ensemble import ensemble
 from onlstm_cli.cli.evaluate import evaluate
 from onlstm_cli.cli.info import info
@@ -17,4 +19,5 @@ for command in (train, parse, info, evaluate, ensemble):
 
 
 def main() -> None:
+    Invocation.started = time.monotonic()
     app()

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from onlstm_cli.cli.app import err_line
+from onlstm_cli.cli.app import Invocation, err_line
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, MasterInput, Units,
                                     SplitRule, VoteTargets, duration_text, parse_duration)
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, SelfTrainConfig, TrainConfig, voter_weight
@@ -156,7 +156,8 @@ def train_language_models(o: dict):
             ratio = RECIPE_DEFAULTS["max_ppl_ratio"] if o["max_ppl_ratio"] is None else o["max_ppl_ratio"]
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
                                 o["right_branching"], resume, reporter, log=log, side_by_side=o["side_by_side"],
-                                max_ppl_ratio=ratio, keep_intermediate=o["keep_intermediate"])
+                                max_ppl_ratio=ratio, keep_intermediate=o["keep_intermediate"],
+                                started=Invocation.started)
         else:
             try:
                 result = train_model(corpus, out, model_config, train_config, valid=valid, resume=resume,

@@ -29,6 +29,7 @@ import contextlib
 import json
 import signal
 import threading
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from onlstm_cli.training import side_by_side
 from onlstm_cli.training.recipe_files import held_out_split, leave_finished, lm_path
 from onlstm_cli.training.recipe_record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
                                                state_path)
-from onlstm_cli.training.recipe_time import RecipeClock, StageProgress, command_started
+from onlstm_cli.training.recipe_time import RecipeClock, StageProgress
 from onlstm_cli.training.recipe_votes import (branching_agreement, branching_warning, vote_rule, voting_teachers,
                                               weight_text)
 from onlstm_cli.training.run_checks import check_destination, checkpoint_path
@@ -350,15 +351,18 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
                self_train: SelfTrainConfig | None = None, side_by_side: int | None = None,
                progress_every: float = RecipeConfig.progress_every,
                max_ppl_ratio: float = RecipeConfig.max_ppl_ratio,
-               keep_intermediate: bool = RecipeConfig.keep_intermediate) -> RecipeResult:
+               keep_intermediate: bool = RecipeConfig.keep_intermediate,
+               started: float | None = None) -> RecipeResult:
     """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
     the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
     (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same.
     `progress_every`: seconds between the recipe's own progress lines while models train side by side.
     `max_ppl_ratio`: a model whose validation perplexity is more than this × the models' median does not vote
-    (0: every one votes). `keep_intermediate`: a finished recipe keeps its checkpoints, token files and split."""
+    (0: every one votes). `keep_intermediate`: a finished recipe keeps its checkpoints, token files and split.
+    `started`: when the run began (time.monotonic()), which the time budget counts from; None: now (the
+    `onlstm` command gives its own start, so that its start-up counts)."""
     from onlstm_cli.training.train import LineReporter
-    started = command_started()
+    started = time.monotonic() if started is None else started
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,
                           max_ppl_ratio=max_ppl_ratio, keep_intermediate=keep_intermediate)

@@ -10,29 +10,10 @@ included, and the time the language models' stage took beyond its share taken fr
 """
 from __future__ import annotations
 
-import os
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from onlstm_cli.training import side_by_side
-
-
-def command_started() -> float:
-    """When this run of the recipe began, on time.monotonic()'s scale: the start of this process where it is
-    onlstm's command (its start-up, torch's import included, is time the user waits), else now (a Python
-    caller's recipe counts from its call)."""
-    now = time.monotonic()
-    command = Path(sys.argv[0])
-    if not (command.name == "onlstm" or command.parent.name == "onlstm_cli"):  # `onlstm …`, `python -m onlstm_cli …`
-        return now
-    try:  # Linux: the process's start in clock ticks after boot, against the seconds since boot
-        ticks = int(Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19])
-        age = float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return now
-    return now - min(max(age, 0.0), 60.0)  # a start-up longer than a minute is not this command's
 
 
 @dataclass

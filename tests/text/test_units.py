@@ -1,0 +1,216 @@
+"""Words read by their character n-grams (onlstm_cli/text/units.py), in the models and through a model file."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+
+from onlstm_cli.config import ModelConfig, SpanParserConfig
+from onlstm_cli.lm.model import ONLSTMLanguageModel
+from onlstm_cli.span.model import SpanParser, span_distances
+from onlstm_cli.text.units import (EDGE, MAX_N, MIN_N, UnitEmbedding, UnitTable, batch_units, reads_ngrams,
+                                   unit_rows, unit_vectors, word_units)
+
+WORDS = ["<unk>", "<eos>", "ev", "evler", "evlerde", "okul", "okullarda"]
+
+
+def test_a_words_ngrams_are_those_of_the_marked_word():
+    assert word_units("ev") == ["<e", "ev", "v>", "<ev", "ev>", "<ev>"]
+    grams = word_units("evlerde")
+    assert "de>" in grams and "<ev" in grams and all(MIN_N <= len(g) <= MAX_N for g in grams)
+
+
+def test_a_very_long_word_is_read_by_its_beginning_and_end_in_bounded_units():
+    word = "a" * 2000 + "b" * 3000 + "lar"
+    grams = word_units(word)
+    assert len(grams) < 4 * 2 * (EDGE + 1)
+    assert "ar>" in grams and "<aa" in grams
+    assert not any("\x00" in g for g in grams)  # no n-gram spans the cut
+    assert len(word_units("x" * 10)) < len(word_units("x" * 100)) == len(word_units("x" * 5000))
+
+
+def test_buckets_are_stable_numbers_in_range():
+    rows = unit_rows("okullarda", 97)
+    assert rows == unit_rows("okullarda", 97) and all(0 <= r < 97 for r in rows)
+    assert rows != unit_rows("okullar", 97)
+
+
+def test_the_vector_of_a_word_is_the_mean_of_its_ngram_rows():
+    weight = torch.randn(50, 4)
+    table = UnitTable.of_words(WORDS, 50)
+    rows = torch.tensor([[3, 6], [2, 2]])
+    got = unit_vectors(weight, rows, table)
+    assert got.shape == (2, 2, 4)
+    for (i, j) in [(0, 0), (0, 1), (1, 0)]:
+        expected = weight[unit_rows(WORDS[int(rows[i, j])], 50)].mean(0)
+        assert torch.allclose(got[i, j], expected, atol=1e-6)
+
+
+def test_a_batch_table_gives_each_distinct_word_one_row_and_the_padding_row_0():
+    row_of, table = batch_units([["ev", "okul"], ["okul", "evde"]], 64, "<eos>")
+    assert row_of == {"<eos>": 0, "ev": 1, "okul": 2, "evde": 3}
+    assert table.counts.tolist() == [len(unit_rows(w, 64)) for w in row_of]
+
+
+@pytest.mark.parametrize("counts, ngrams", [
+    (Counter({"the": 50, "cat": 50}), False),                          # nothing seen once
+    (Counter({"the": 95, **{f"w{k}": 1 for k in range(5)}}), True),    # 5% of the tokens seen once
+    (Counter({"the": 96, **{f"w{k}": 1 for k in range(4)}}), False),
+    (Counter({f"w{k}": 2 for k in range(100)}), True),                 # most tokens beyond a 12-word vocabulary
+    (Counter(), False),
+])
+def test_auto_reads_ngrams_where_new_text_would_have_unknown_words(counts, ngrams):
+    assert reads_ngrams(counts, 12) is ngrams
+
+
+def ngram_lm(**overrides) -> ONLSTMLanguageModel:
+    torch.manual_seed(0)
+    config = dict(vocab_size=len(WORDS), emb_size=10, hidden_size=20, n_layers=3, chunk_size=5, word_rows=4,
+                  unit_buckets=64)
+    return ONLSTMLanguageModel(ModelConfig(**{**config, **overrides}), WORDS).eval()
+
+
+def test_an_ngram_model_reads_a_word_beyond_its_rows_by_its_ngrams_and_predicts_it_as_unk():
+    model = ngram_lm()
+    assert model.embedding.weight.shape[0] == 4 and model.decoder_bias.shape[0] == 4
+    ids = torch.tensor([[5], [6]])  # okul, okullarda: no rows of their own
+    vectors = model.word_vectors(ids)
+    assert torch.allclose(vectors[1, 0], model.embedding.weight[0] + model.unit_embedding(torch.tensor(6)))
+    assert not torch.allclose(vectors[0], vectors[1])
+    loss = model(ids[:1], targets=ids[1:]).loss
+    logits = model(ids[:1]).logits
+    assert torch.allclose(loss, torch.nn.functional.cross_entropy(logits[0], torch.tensor([0])), atol=1e-5)
+
+
+def test_a_word_the_vocabulary_lacks_is_read_by_its_own_ngrams_at_parse_time():
+    model = ngram_lm()
+    ids = torch.tensor([[2], [0]])  # ev, then a word the vocabulary lacks: <unk>
+    words = [["ev", "evlerimizde"]], [["ev", "kitaplar"]]
+    distances = []
+    for sentence in words:
+        row_of, table = batch_units(sentence, 64, "<eos>")
+        rows = torch.tensor([[row_of[w]] for w in sentence[0]])
+        distances.append(model(ids, units=(rows, table), with_logits=False).distances[1][1, 0])
+    assert distances[0] != distances[1]
+
+
+def test_a_model_of_whole_words_has_no_ngram_weights():
+    model = ngram_lm(word_rows=0, unit_buckets=0)
+    assert model.unit_embedding is None and "unit_embedding.weight" not in model.state_dict()
+    assert model.embedding.weight.shape[0] == len(WORDS)
+
+
+def test_out_of_range_rows_are_refused():
+    with pytest.raises(ValueError, match="out of range"):
+        ngram_lm(word_rows=len(WORDS) + 1)
+    with pytest.raises(ValueError, match="built without its vocabulary"):
+        ONLSTMLanguageModel(ModelConfig(vocab_size=7, emb_size=10, hidden_size=20, chunk_size=5, unit_buckets=64))(
+            torch.tensor([[1]]))
+
+
+def test_the_span_parser_reads_unknown_words_by_their_ngrams():
+    torch.manual_seed(0)
+    parser = SpanParser(SpanParserConfig(vocab_size=len(WORDS), emb_size=8, hidden_size=8, mlp_size=8, word_rows=4,
+                                         unit_buckets=64), WORDS).eval()
+    assert isinstance(parser.unit_embed, UnitEmbedding)
+    sentences = [["ev", "okul", "evlerde", "x"], ["ev", "okul", "evlerde", "kitaplarımızdan"]]
+    ids = [[2, 5, 4, 0], [2, 5, 4, 0]]
+    with torch.no_grad():
+        scores = [parser.fenceposts(*_padded(row), units=_units(s)) for row, s in zip(ids, sentences)]
+    assert not torch.allclose(scores[0], scores[1])  # the same ids, other words: other span scores
+    heights = span_distances(parser, ids, 1, words_of=sentences)
+    assert [len(h) for h in heights] == [4, 4]
+
+
+def _padded(ids):
+    return torch.tensor([[1, *ids, 1]]), torch.tensor([len(ids)])
+
+
+def _units(sentence):
+    row_of, table = batch_units([sentence], 64, "<eos>")
+    return torch.tensor([[0, *[row_of[w] for w in sentence], 0]]), table
+
+
+# --- trained and written: the file, its trees, its card ----------------------------------------------
+
+def agglutinative_corpus(path, n=80, seed=0):
+    """Sentences whose words are stems with endings: most word forms are seen once."""
+    import random
+    rng = random.Random(seed)
+    stems, endings = ["ev", "okul", "kitap", "araba", "kapı", "yol"], ["", "ler", "de", "lerde", "den", "imiz"]
+    lines = [" ".join(rng.choice(stems) + rng.choice(endings) + rng.choice(["", "a", "ı", "m"])
+                      for _ in range(rng.randint(3, 7))) + " gitti" for _ in range(n)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ngram_model(tmp_path_factory):
+    from conftest import TINY_MODEL, QuietReporter, tiny_train_config
+    from onlstm_cli.training.train import train_model
+    folder = tmp_path_factory.mktemp("units")
+    train, valid = agglutinative_corpus(folder / "train.txt"), agglutinative_corpus(folder / "valid.txt", 20, 1)
+    reporter = QuietReporter()
+    train_model(train, folder / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), valid=valid,
+                max_vocab=20, reporter=reporter, lang="tr")
+    return folder, reporter
+
+
+def test_auto_reads_an_agglutinative_corpus_by_ngrams_and_says_so(ngram_model):
+    from onlstm_cli.modelfile import load_model
+    folder, reporter = ngram_model
+    loaded = load_model(folder / "m.onlstm")
+    assert loaded.config.unit_buckets > 0 and loaded.config.word_rows == 20
+    assert len(loaded.vocab) > 20  # every word type of the corpus has an input id
+    assert any("character n-grams" in m and "--units words" in m for m in reporter.messages)
+
+
+def test_an_ngram_model_file_parses_words_it_never_saw_and_its_card_says_how(ngram_model):
+    from typer.testing import CliRunner
+
+    from onlstm_cli.api import Parser
+    from onlstm_cli.cli.commands import app
+    folder, _ = ngram_model
+    parser = Parser(str(folder / "m.onlstm"))
+    seen, unseen = "evlerde okul gitti", "evlerimizden okullarımızda gitti"
+    trees = [parser.parse(s) for s in (seen, unseen)]
+    assert [t.leaves() for t in trees] == [s.split() for s in (seen, unseen)]
+    with _no_warning():
+        parser.parse("kitaplarımızdan arabalarımızla gitti")
+    result = CliRunner().invoke(app, ["info", str(folder / "m.onlstm")])
+    assert result.exit_code == 0 and "character n-grams" in result.output and "no word is unknown" in result.output
+
+
+def _no_warning():
+    import warnings
+    from contextlib import contextmanager
+
+    @contextmanager
+    def check():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        assert not [w for w in caught if "unknown" in str(w.message)]
+    return check()
+
+
+def test_units_words_keeps_a_model_of_whole_words_on_the_same_corpus(tmp_path):
+    from conftest import TINY_MODEL, tiny_train_config
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.train import train_model
+    train = agglutinative_corpus(tmp_path / "train.txt")
+    train_model(train, tmp_path / "w.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), units="words",
+                max_vocab=20, lang="tr")
+    loaded = load_model(tmp_path / "w.onlstm")
+    assert loaded.config.unit_buckets == 0 and len(loaded.vocab) == 20
+
+
+def test_a_header_with_more_word_rows_than_words_is_a_damaged_file(ngram_model, tmp_path):
+    from onlstm_cli.errors import ModelFileError
+    from onlstm_cli.modelfile import model_from_archive, read_archive
+    folder, _ = ngram_model
+    archive = read_archive(folder / "m.onlstm")
+    archive["config"]["word_rows"] = len(archive["vocab"]) + 5
+    with pytest.raises(ModelFileError, match="damaged"):
+        model_from_archive(archive, "bad.onlstm")
