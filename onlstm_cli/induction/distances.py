@@ -24,6 +24,7 @@ from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.tokenizers import is_punctuation
+from onlstm_cli.text.vocab import EOS
 
 
 COMBINE_RULES = ("mean", "zscore", "rank")
@@ -201,7 +202,8 @@ def _reading_distances(loaded, sentences: Sequence[Sequence[str]], layer: int, b
     with torch.inference_mode():
         # every sentence starts by reading <eos> from the zero state: read it once for all of them
         start_state = model(torch.full((1, 1), vocab.eos_id, dtype=torch.long, device=device),
-                            with_logits=False, up_to_layer=up_to).state
+                            with_logits=False, up_to_layer=up_to,
+                            units=batch_unit_rows(model, [[EOS]], (1, 1))).state
 
     @torch.inference_mode()
     def run(batch: list[int]) -> None:
@@ -248,7 +250,6 @@ def batch_unit_rows(model, sentences: Sequence[Sequence[str]], shape: tuple[int,
     import torch
 
     from onlstm_cli.text.units import batch_units
-    from onlstm_cli.text.vocab import EOS
     row_of, table = batch_units(sentences, model.unit_embedding.buckets, EOS)
     rows = torch.zeros(shape, dtype=torch.long)
     for b, sentence in enumerate(sentences):

@@ -96,22 +96,23 @@ def unseen_share(counts: Counter) -> float:
 
 
 class UnitEmbedding(nn.Module):
-    """The n-gram vectors (`buckets` × size) and the n-gram table of the model's vocabulary, which reads a
+    """The n-gram vectors (`buckets` × size), and the n-gram table of the model's vocabulary, which reads a
     word id's n-grams in training; a parse gives the table of its batch's words instead (`batch_units`).
-    The table is made from the vocabulary's words when the model is built, not saved with it."""
+    The vocabulary's table is made from its words the first time it is needed (a parse never needs it), not
+    saved with the model."""
 
     def __init__(self, buckets: int, size: int, vocabulary: Sequence[str] | None = None):
         super().__init__()
         self.buckets = buckets
         self.weight = nn.Parameter(torch.empty(buckets, size).uniform_(-0.1, 0.1))
-        table = UnitTable.of_words(vocabulary or [], buckets)
-        for name in ("flat", "starts", "counts"):
-            self.register_buffer(name, getattr(table, name), persistent=False)
-        self.words = len(vocabulary or [])
+        self.vocabulary = list(vocabulary or [])
+        self._table: UnitTable | None = None
 
     def forward(self, rows: torch.Tensor, table: UnitTable | None = None) -> torch.Tensor:
         if table is None:
-            if self.words == 0:
+            if not self.vocabulary:
                 raise ValueError("this n-gram model was built without its vocabulary")
-            table = UnitTable(self.flat, self.starts, self.counts)
+            if self._table is None or self._table.flat.device != self.weight.device:
+                self._table = UnitTable.of_words(self.vocabulary, self.buckets).to(self.weight.device)
+            table = self._table
         return unit_vectors(self.weight, rows, table.to(self.weight.device))

@@ -291,7 +291,8 @@ class RecipeRun:
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
-                                 "left_branching": result.left_branching}
+                                 "left_branching": result.left_branching,
+                                 **({"split": result.votes.split} if result.votes and result.votes.split else {})}
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         self.save(state, "span_parser")

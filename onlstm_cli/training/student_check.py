@@ -53,22 +53,24 @@ def check_student(out: Path, teachers: list[Path], votes: Votes, log) -> Student
         teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
     if check.student < check.teachers:
-        ship_the_better(out, teachers, sentences, consensus, check, log)
+        ship_the_better(out, teachers, sentences, consensus, check, log, votes.split)
     record_check(out, check)
     return check
 
 
-def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log) -> None:
+def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log,
+                    split: str | None = None) -> None:
     """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
-    other stays beside it (OUT.student.onlstm or OUT.consensus.onlstm)."""
+    other stays beside it (OUT.student.onlstm or OUT.consensus.onlstm). `split`: the rule the votes' trees were
+    built with, where the recipe chose it."""
     from onlstm_cli.config import EnsembleConfig
     from onlstm_cli.ensemble import make_ensemble
     consensus_path = out.with_name(f"{out.stem}.consensus.onlstm")
     try:
         if len(teachers) > 1:
-            parser = make_ensemble(teachers, consensus_path, EnsembleConfig(combine="rank"))
+            parser = make_ensemble(teachers, consensus_path, EnsembleConfig(combine="rank", split=split))
         else:
-            atomic_save(read_archive(teachers[0]), consensus_path)
+            atomic_save({**read_archive(teachers[0]), **({"split": split} if split else {})}, consensus_path)
             parser = load_model(consensus_path)
     except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
         log(f"recipe: no consensus parser to compare the student with ({e})")

@@ -139,6 +139,7 @@ class Votes:
     left_branching: float = 0.0    # the left-branching voter's (auto, where the teachers lean left)
     valid_sentences: list = field(default_factory=list)    # the validation sentences (normalized words)
     valid_parse_trees: list = field(default_factory=list)  # each teacher's own trees of them (its weighing voter)
+    split: str | None = None       # the split rule the language models' trees were built with, where auto chose it
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
@@ -174,10 +175,20 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
             + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
             + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
-    right, left = train.right_branching, 0.0
+    right, left, split = train.right_branching, 0.0, None
     if right == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
         # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
         chosen = auto_weight(parse_layers, valid_lengths, mutual)
+        if chosen.direction == "left" and unbiased_split(teachers):
+            log("the teachers' trees lean left: they are built again with the symmetric split, since the paper's "
+                "split hangs the rest of a constituent to the right of the word it splits at (a right-branching prior)")
+            split = "symmetric"
+            train_trees = [t.voter_trees(sentences) for t in teachers]
+            valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
+            parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]
+            mutual = mutual_agreement(parse_layers)
+            agreement = [round(100 * a, 2) for a in mutual]
+            chosen = auto_weight(parse_layers, valid_lengths, mutual)
         right, left = chosen.weights()
         log(f"the branching voter: {chosen}" if len(teachers) > 1 else
             "the branching voter: none (auto, with one teacher)")
@@ -189,4 +200,13 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
-                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers)
+                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split)
+
+
+def unbiased_split(teachers: list) -> bool:
+    """Give the language-model teachers that split by the paper's rule the symmetric one (for the trees they vote
+    with, and the student's file, written into the first one's model); False where none did."""
+    paper = [t.loaded for t in teachers if hasattr(t, "layers") and t.loaded.split == "paper"]
+    for loaded in paper:
+        loaded.split = "symmetric"
+    return bool(paper)

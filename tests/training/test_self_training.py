@@ -631,3 +631,30 @@ def test_votes_can_hold_a_left_branching_voter():
     assert votes[(1, 4)] == pytest.approx(0.5)  # the teacher's span: one vote of two
     assert all(votes[span] == pytest.approx(0.5) for span in left_branching_spans(4))
     assert vote([teacher], [4], right_branching=1.0, left_branching=1.0)[0][(0, 2)] == pytest.approx(1 / 3)
+
+
+def test_teachers_that_lean_left_build_their_trees_with_the_symmetric_split(tiny_model_path, tiny_corpus,
+                                                                             monkeypatch):
+    """The paper's split is a right-branching prior: where auto finds the teachers leaning left, their trees are
+    built again with the symmetric split, which the votes, the record and the student's file then carry. Where
+    they lean right, the paper's split stays."""
+    from onlstm_cli.induction import teachers as teachers_module
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.votes import left_branching_spans, right_branching_spans, votes_of
+    for shape, expected in ((left_branching_spans, "symmetric"), (right_branching_spans, "paper")):
+        splits_used = []
+
+        def shaped_trees(teacher, sentences, layers, **_):
+            splits_used.append(teacher.split)
+            return [[shape(len(s)) for s in sentences] for _ in layers]
+
+        monkeypatch.setattr(teachers_module, "layer_trees", shaped_trees)
+        teachers = [load_model(tiny_model_path), load_model(tiny_model_path)]
+        assert [t.split for t in teachers] == ["paper", "paper"]
+        lines = []
+        votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
+                         SelfTrainConfig(right_branching="auto"), lines.append)
+        assert [t.split for t in teachers] == [expected, expected]
+        assert splits_used[-1] == expected and votes.split == (None if expected == "paper" else "symmetric")
+        assert any("symmetric split" in line for line in lines) == (expected == "symmetric")
+        assert (votes.left_branching > 0) == (expected == "symmetric")
