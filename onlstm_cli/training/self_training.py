@@ -26,7 +26,7 @@ from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel
 from onlstm_cli.induction.teachers import Teacher, as_teacher
 from onlstm_cli.training.run_checks import check_destination, checkpoint_path
 from onlstm_cli.training.votes import Votes, votes_of
-from onlstm_cli.span.model import SpanParser, padded, trainable_spans
+from onlstm_cli.span.model import SpanParser, padded, padded_units, trainable_spans
 from onlstm_cli.signals import StopSignals
 
 
@@ -56,10 +56,14 @@ def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor
 
 
 def batch_loss(parser: SpanParser, ids_of: list[list[int]], spans: list[dict], batch: list[int],
-               eos_id: int) -> tuple[torch.Tensor, int]:
-    """Mean binary cross-entropy over the spans a tree decides, and how many there were."""
+               eos_id: int, words_of: list | None = None) -> tuple[torch.Tensor, int]:
+    """Mean binary cross-entropy over the spans a tree decides, and how many there were. `words_of`: the
+    sentences' words, which a parser of n-grams reads (the vocabulary lacks some words of the validation text)."""
     ids, lengths = padded(ids_of, batch, eos_id)
-    scores = parser(ids, lengths)
+    units = None
+    if parser.unit_embed is not None and words_of is not None:
+        units = padded_units([words_of[k] for k in batch], parser.unit_embed.buckets, ids.shape, ids.device)
+    scores = parser(ids, lengths, units)
     mask = trainable_spans(lengths, scores.shape[1])
     target = span_targets(spans, batch, scores.shape[1])
     count = int(mask.sum())
@@ -77,12 +81,13 @@ def length_batches(ids_of: list[list[int]], batch_size: int, rng: random.Random 
     return batches
 
 
-def validation_loss(parser: SpanParser, ids_of, spans, eos_id: int, batch_size: int) -> float:
+def validation_loss(parser: SpanParser, ids_of, spans, eos_id: int, batch_size: int,
+                    words_of: list | None = None) -> float:
     parser.eval()
     total, count = 0.0, 0
     with torch.inference_mode():
         for batch in length_batches(ids_of, batch_size, None):
-            loss, n = batch_loss(parser, ids_of, spans, batch, eos_id)
+            loss, n = batch_loss(parser, ids_of, spans, batch, eos_id, words_of)
             total, count = total + float(loss) * n, count + n
     return total / max(count, 1)
 
@@ -291,7 +296,8 @@ class _Run:
     def end_epoch(self) -> None:
         """Validate (an epoch cut short by the budget too), keep the model if best, checkpoint, next epoch."""
         p = self.progress
-        loss = validation_loss(self.parser, self.data.valid_ids, self.data.valid_spans, self.data.eos_id, 64)
+        loss = validation_loss(self.parser, self.data.valid_ids, self.data.valid_spans, self.data.eos_id, 64,
+                               self.data.valid_sentences or None)
         fraction = p.step / max(len(p.batches), 1)
         epochs = p.epoch - 1 + fraction
         p.history.append({"epoch": p.epoch, "epochs": round(epochs, 3), "valid_loss": round(loss, 5)})

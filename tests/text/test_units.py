@@ -214,3 +214,19 @@ def test_a_header_with_more_word_rows_than_words_is_a_damaged_file(ngram_model, 
     archive["config"]["word_rows"] = len(archive["vocab"]) + 5
     with pytest.raises(ModelFileError, match="damaged"):
         model_from_archive(archive, "bad.onlstm")
+
+
+def test_a_student_of_an_ngram_teacher_reads_ngrams_and_parses_unseen_words(ngram_model, tmp_path):
+    from onlstm_cli.api import Parser
+    from onlstm_cli.config import SelfTrainConfig
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.self_training import self_train
+    folder, _ = ngram_model
+    teacher = load_model(folder / "m.onlstm")
+    result = self_train(folder / "train.txt", tmp_path / "s.onlstm", [teacher], folder / "valid.txt", None,
+                        SelfTrainConfig(epochs=1, batch_size=8), log=lambda line: None)
+    student = load_model(result.out)
+    assert student.span_parser.unit_embed is not None
+    assert student.span_parser.config.word_rows == teacher.config.word_rows == 20
+    tree = Parser(str(result.out)).parse("kitaplarımızdan arabalarımızla evde gitti")
+    assert tree.leaves() == ["kitaplarımızdan", "arabalarımızla", "evde", "gitti"]
