@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, rank_columns,
-                                    read_corpus, token_stream)
+from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, iter_sentences,
+                                    rank_columns, read_corpus, token_stream)
 from onlstm_cli.config import UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.distributed import Group
@@ -61,6 +61,9 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
         ngrams = units == "ngrams" or (units == "auto" and reads_ngrams(counts, max_vocab))
         vocab = Vocabulary.build(counts, MAX_INPUT_TYPES if ngrams else max_vocab, min_freq)
         read_by = dict(word_rows=min(len(vocab), max_vocab or len(vocab)), unit_buckets=unit_buckets) if ngrams else {}
+        if ngrams and valid is not None:  # validation words it lacks get an input id, read by their n-grams alone
+            unseen = (w for s in iter_sentences(valid, tokenizer, pretokenized, keep_punct) for w in s if w not in vocab)
+            vocab = Vocabulary(vocab.itos[2:] + list(dict.fromkeys(unseen))[:max(0, MAX_INPUT_TYPES - len(vocab))])
         config = ModelConfig(vocab_size=len(vocab), **(model_config or {}), **read_by)
         if ngrams:
             reporter.message(f"every word is also read by its character n-grams ({unseen_share(counts):.0%} of the "

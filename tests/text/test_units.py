@@ -163,6 +163,10 @@ def test_auto_reads_an_agglutinative_corpus_by_ngrams_and_says_so(ngram_model):
     loaded = load_model(folder / "m.onlstm")
     assert loaded.config.unit_buckets > 0 and loaded.config.word_rows == 20
     assert len(loaded.vocab) > 20  # every word type of the corpus has an input id
+    from onlstm_cli.text.corpus import read_corpus
+    train_words = {w for s in read_corpus(folder / "train.txt", loaded.tokenizer) for w in s}
+    valid_words = {w for s in read_corpus(folder / "valid.txt", loaded.tokenizer) for w in s}
+    assert valid_words - train_words and valid_words <= set(loaded.vocab.itos)  # validation read by n-grams too
     assert any("character n-grams" in m and "--units words" in m for m in reporter.messages)
 
 
