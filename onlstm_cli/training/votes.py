@@ -163,10 +163,11 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     if any(len(getattr(t, "layers", ())) > 1 for t in teachers):
         log("each teacher votes with the trees of its layers " + ", ".join(
             f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if hasattr(t, "layers")))
+    valid_lengths = [len(s) for s in valid_sentences]
+    split = lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO else None
     train_trees = [t.voter_trees(sentences) for t in teachers]  # one list of trees a voter, per teacher
     valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
     weighing = [t.weighing for t in teachers]
-    valid_lengths = [len(s) for s in valid_sentences]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
     if len(teachers) > 1:  # the seed_agreement of docs/experiments/english.md, on the validation text: a free sign of an odd run
@@ -175,20 +176,10 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
             + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
             + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
-    right, left, split = train.right_branching, 0.0, None
+    right, left = train.right_branching, 0.0
     if right == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
         # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
         chosen = auto_weight(parse_layers, valid_lengths, mutual)
-        if chosen.direction == "left" and unbiased_split(teachers):
-            log("the teachers' trees lean left: they are built again with the symmetric split, since the paper's "
-                "split hangs the rest of a constituent to the right of the word it splits at (a right-branching prior)")
-            split = "symmetric"
-            train_trees = [t.voter_trees(sentences) for t in teachers]
-            valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
-            parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]
-            mutual = mutual_agreement(parse_layers)
-            agreement = [round(100 * a, 2) for a in mutual]
-            chosen = auto_weight(parse_layers, valid_lengths, mutual)
         right, left = chosen.weights()
         log(f"the branching voter: {chosen}" if len(teachers) > 1 else
             "the branching voter: none (auto, with one teacher)")
@@ -203,10 +194,25 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split)
 
 
-def unbiased_split(teachers: list) -> bool:
-    """Give the language-model teachers that split by the paper's rule the symmetric one (for the trees they vote
-    with, and the student's file, written into the first one's model); False where none did."""
+def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> str | None:
+    """The split rule the language-model teachers' trees are built with, read from the way they lean.
+
+    The paper's split hangs the rest of a constituent to the right of the word it splits at: a right-branching
+    prior of its own, which makes the trees it builds lean right whatever the language. So the lean is read from
+    the trees of the symmetric split, which has no direction: where they lean left, the teachers keep the
+    symmetric split (for the trees they vote with, and the student's file, written into the first one's model),
+    and "symmetric" is returned; where they lean right, the paper's split stays and None is returned."""
     paper = [t.loaded for t in teachers if hasattr(t, "layers") and t.loaded.split == "paper"]
+    if len(teachers) < 2 or not paper:
+        return None
     for loaded in paper:
         loaded.split = "symmetric"
-    return bool(paper)
+    lean = auto_weight([t.voter_trees(valid_sentences)[t.weighing] for t in teachers], valid_lengths)
+    if lean.direction == "left":
+        log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "
+            f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
+            "leans right, is not used)")
+        return "symmetric"
+    for loaded in paper:
+        loaded.split = "paper"
+    return None

@@ -633,20 +633,22 @@ def test_votes_can_hold_a_left_branching_voter():
     assert vote([teacher], [4], right_branching=1.0, left_branching=1.0)[0][(0, 2)] == pytest.approx(1 / 3)
 
 
-def test_teachers_that_lean_left_build_their_trees_with_the_symmetric_split(tiny_model_path, tiny_corpus,
-                                                                             monkeypatch):
-    """The paper's split is a right-branching prior: where auto finds the teachers leaning left, their trees are
-    built again with the symmetric split, which the votes, the record and the student's file then carry. Where
-    they lean right, the paper's split stays."""
+def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path, tiny_corpus, monkeypatch):
+    """The paper's split is a right-branching prior, so the lean is read from the teachers' trees built with the
+    symmetric split: where those lean left, the teachers vote with them (the votes, the record and the student's
+    file carry the rule), even where the paper's split would have made their trees lean right. Where they lean
+    right, the paper's split stays."""
     from onlstm_cli.induction import teachers as teachers_module
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.training.votes import left_branching_spans, right_branching_spans, votes_of
-    for shape, expected in ((left_branching_spans, "symmetric"), (right_branching_spans, "paper")):
+    shapes = {"left": {"paper": right_branching_spans, "symmetric": left_branching_spans},
+              "right": {"paper": right_branching_spans, "symmetric": right_branching_spans}}
+    for lean, expected in (("left", "symmetric"), ("right", "paper")):
         splits_used = []
 
         def shaped_trees(teacher, sentences, layers, **_):
             splits_used.append(teacher.split)
-            return [[shape(len(s)) for s in sentences] for _ in layers]
+            return [[shapes[lean][teacher.split](len(s)) for s in sentences] for _ in layers]
 
         monkeypatch.setattr(teachers_module, "layer_trees", shaped_trees)
         teachers = [load_model(tiny_model_path), load_model(tiny_model_path)]
@@ -656,5 +658,5 @@ def test_teachers_that_lean_left_build_their_trees_with_the_symmetric_split(tiny
                          SelfTrainConfig(right_branching="auto"), lines.append)
         assert [t.split for t in teachers] == [expected, expected]
         assert splits_used[-1] == expected and votes.split == (None if expected == "paper" else "symmetric")
-        assert any("symmetric split" in line for line in lines) == (expected == "symmetric")
+        assert any("the split: symmetric" in line for line in lines) == (expected == "symmetric")
         assert (votes.left_branching > 0) == (expected == "symmetric")
