@@ -15,7 +15,7 @@ from onlstm_cli import fast
 from onlstm_cli.lm.cell import MASTER_INPUT_RULES, forget_distance, gate_size, reference_layer
 from onlstm_cli.config import ModelConfig
 from onlstm_cli.errors import DeviceError
-from onlstm_cli.text.units import UnitEmbedding, UnitTable
+from onlstm_cli.text.units import UnitEmbedding, UnitTable, own_rows
 
 
 def resolve_device(name: str) -> torch.device:
@@ -158,8 +158,8 @@ class ONLSTMLanguageModel(nn.Module):
         given, else from the vocabulary's n-grams."""
         if self.unit_embedding is None:
             return embedding_dropout(self.embedding, tokens, self.config.dropout_e, self.training)
-        rows = torch.where(tokens < self.config.output_size, tokens, 0)  # a rare word's row is <unk>'s
-        vectors = embedding_dropout(self.embedding, rows, self.config.dropout_e, self.training)
+        rows, has_row = own_rows(tokens, self.config.output_size)
+        vectors = embedding_dropout(self.embedding, rows, self.config.dropout_e, self.training) * has_row
         return vectors + (self.unit_embedding(tokens) if units is None else self.unit_embedding(*units))
 
     def packed_distances(self, tokens: torch.Tensor, batch_sizes: list[int], state: list,

@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from onlstm_cli import fast
 from onlstm_cli.config import SpanParserConfig
-from onlstm_cli.text.units import UnitEmbedding, UnitTable, batch_units
+from onlstm_cli.text.units import UnitEmbedding, UnitTable, batch_units, own_rows
 from onlstm_cli.text.vocab import EOS
 from onlstm_cli.trees import Tree, fold_tree
 
@@ -51,7 +51,8 @@ class SpanParser(nn.Module):
         a table of words; else the vocabulary's)."""
         if self.unit_embed is None:
             return self.embed(ids)
-        vectors = self.embed(torch.where(ids < self.config.output_size, ids, 0))
+        rows, has_row = own_rows(ids, self.config.output_size)
+        vectors = self.embed(rows) * has_row
         return vectors + (self.unit_embed(ids) if units is None else self.unit_embed(*units))
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor,

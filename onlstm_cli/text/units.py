@@ -70,6 +70,14 @@ def unit_vectors(weight: torch.Tensor, rows: torch.Tensor, table: UnitTable) -> 
     return F.embedding_bag(grams, weight, offsets, mode="mean").view(*rows.shape, weight.shape[1])
 
 
+def own_rows(ids: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ids of the words with a row of their own (an index < `rows`, <unk> aside), the others 0, and the mask
+    (ids.shape + (1,)) that zeroes the others' rows: a rare or unseen word is read by its n-grams alone. Were it
+    read as <unk>'s row plus its n-grams, <unk>'s row, trained on every rare word, would drown its n-grams out."""
+    has_row = (ids > 0) & (ids < rows)
+    return torch.where(has_row, ids, 0), has_row.unsqueeze(-1)
+
+
 def batch_units(sentences: Sequence[Sequence[str]], buckets: int, pad: str) -> tuple[dict[str, int], UnitTable]:
     """A table of the distinct words of a batch (and `pad`, for the positions after a sentence's end) and
     each word's row in it."""

@@ -76,7 +76,10 @@ def test_an_ngram_model_reads_a_word_beyond_its_rows_by_its_ngrams_and_predicts_
     assert model.embedding.weight.shape[0] == 4 and model.decoder_bias.shape[0] == 4
     ids = torch.tensor([[5], [6]])  # okul, okullarda: no rows of their own
     vectors = model.word_vectors(ids)
-    assert torch.allclose(vectors[1, 0], model.embedding.weight[0] + model.unit_embedding(torch.tensor(6)))
+    assert torch.allclose(vectors[1, 0], model.unit_embedding(torch.tensor(6)))  # its n-grams alone, not <unk>'s row
+    assert torch.allclose(model.word_vectors(torch.tensor([0])), model.unit_embedding(torch.tensor([0])))
+    assert torch.allclose(model.word_vectors(torch.tensor([3])),
+                          model.embedding.weight[3] + model.unit_embedding(torch.tensor([3])))
     assert not torch.allclose(vectors[0], vectors[1])
     loss = model(ids[:1], targets=ids[1:]).loss
     logits = model(ids[:1]).logits
