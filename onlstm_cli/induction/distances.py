@@ -247,13 +247,8 @@ def batch_unit_rows(model, sentences: Sequence[Sequence[str]], shape: tuple[int,
     words, so that a word the vocabulary lacks is read by its own n-grams; None for a model of whole words."""
     if getattr(model, "unit_embedding", None) is None:
         return None
-    import torch
-
-    from onlstm_cli.text.units import batch_units
-    row_of, table = batch_units(sentences, model.unit_embedding.buckets, EOS)
-    rows = torch.zeros(shape, dtype=torch.long)
-    for b, sentence in enumerate(sentences):
-        rows[:len(sentence), b] = torch.tensor([row_of[w] for w in sentence], dtype=torch.long)
+    from onlstm_cli.text.units import batch_rows
+    rows, table = batch_rows(sentences, model.unit_embedding.buckets, EOS, shape, time_major=True)
     return rows.to(model.unit_embedding.weight.device), table
 
 

@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from onlstm_cli import fast
 from onlstm_cli.config import SpanParserConfig
-from onlstm_cli.text.units import UnitEmbedding, UnitTable, batch_units, own_rows
+from onlstm_cli.text.units import UnitEmbedding, UnitTable, batch_rows, own_rows
 from onlstm_cli.text.vocab import EOS
 from onlstm_cli.trees import Tree, fold_tree
 
@@ -205,8 +205,5 @@ def padded(ids_of: list[list[int]], batch: list[int], eos_id: int) -> tuple[torc
 def padded_units(sentences: list[list[str]], buckets: int, shape: tuple[int, int],
                  device) -> tuple[torch.Tensor, UnitTable]:
     """The n-gram rows of `padded`'s rows (`<eos> w1 … wn <eos>`, padded) in a table of the batch's words."""
-    row_of, table = batch_units(sentences, buckets, EOS)
-    rows = torch.zeros(shape, dtype=torch.long)
-    for b, sentence in enumerate(sentences):
-        rows[b, 1:len(sentence) + 1] = torch.tensor([row_of[w] for w in sentence], dtype=torch.long)
+    rows, table = batch_rows(sentences, buckets, EOS, shape, offset=1)
     return rows.to(device), table

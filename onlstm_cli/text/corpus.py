@@ -19,7 +19,6 @@ from typing import Iterable, Iterator
 import numpy as np
 import torch
 
-from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ  # noqa: F401  (re-exported for train.py)
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.text.tokenizers import Tokenizer, is_punctuation
 from onlstm_cli.text.vocab import Vocabulary

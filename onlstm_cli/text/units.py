@@ -88,6 +88,22 @@ def batch_units(sentences: Sequence[Sequence[str]], buckets: int, pad: str) -> t
     return row_of, UnitTable.of_words(list(row_of), buckets)
 
 
+def batch_rows(sentences: Sequence[Sequence[str]], buckets: int, pad: str, shape: tuple[int, int],
+               offset: int = 0, time_major: bool = False) -> tuple[torch.Tensor, UnitTable]:
+    """A padded batch's n-gram rows: for position k of sentence b, the row of its word in a table of the batch's
+    words (`batch_units`), at [offset + k, b] where `time_major` (a (T, B) batch of the language model), else at
+    [b, offset + k] (the span parser's `<eos> w1 … wn <eos>` rows); every other position gets `pad`'s row, 0."""
+    row_of, table = batch_units(sentences, buckets, pad)
+    rows = torch.zeros(shape, dtype=torch.long)
+    for b, sentence in enumerate(sentences):
+        ids = torch.tensor([row_of[w] for w in sentence], dtype=torch.long)
+        if time_major:
+            rows[offset:offset + len(sentence), b] = ids
+        else:
+            rows[b, offset:offset + len(sentence)] = ids
+    return rows, table
+
+
 def reads_ngrams(counts: Counter, max_vocab: int | None) -> bool:
     """`--units auto`: n-grams where much of new text would be unknown words (docs/experiments/units.md)."""
     tokens = sum(counts.values())

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from conftest import TINY_MODEL, QuietReporter, forget_backend_probes, tiny_train_config, write_corpus
 from onlstm_cli.text.corpus import (
-    DEFAULT_MAX_VOCAB,
     batchify,
     build_vocab,
     corpus_token_file,
@@ -23,7 +22,7 @@ from onlstm_cli.text.corpus import (
     read_corpus,
     token_stream,
 )
-from onlstm_cli.config import DEFAULT_UNITS
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_UNITS
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.training.run_checks import token_file_path
