@@ -237,3 +237,24 @@ def test_a_student_of_an_ngram_teacher_reads_ngrams_and_parses_unseen_words(ngra
     assert student.span_parser.config.word_rows == teacher.config.word_rows == 20
     tree = Parser(str(result.out)).parse("kitaplarımızdan arabalarımızla evde gitti")
     assert tree.leaves() == ["kitaplarımızdan", "arabalarımızla", "evde", "gitti"]
+
+
+def test_a_corpus_where_every_word_is_unique_trains_an_ngram_model_that_reads_a_5000_letter_word(tmp_path):
+    from typer.testing import CliRunner
+
+    from onlstm_cli.cli.commands import app
+    from onlstm_cli.modelfile import load_model
+    words = iter(f"w{k}x{'abcdefgh'[k % 8]}" for k in range(10_000))
+    corpus = tmp_path / "unique.txt"
+    corpus.write_text("\n".join(" ".join(next(words) for _ in range(6)) for _ in range(120)) + "\n", encoding="utf-8")
+    out = tmp_path / "u.onlstm"
+    result = CliRunner().invoke(app, ["train", str(corpus), "--lang", "xx", "--epochs", "1", "--emb-size", "10",
+                                      "--hidden-size", "10", "--chunk-size", "5", "--batch-size", "4",
+                                      "--max-vocab", "50", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "character n-grams (100% of the tokens are words seen once)" in result.output
+    loaded = load_model(out)
+    assert loaded.config.word_rows == 50 and len(loaded.vocab) == 2 + 720
+    long_word = "ab" * 2500
+    result = CliRunner().invoke(app, ["parse", "-m", str(out)], input=f"w1xa {long_word} w9xb\n")
+    assert result.exit_code == 0 and long_word in result.output and "unknown" not in result.output
