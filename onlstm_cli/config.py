@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass
 
 DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> included
 DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
-DEFAULT_UNITS = "auto"     # what a model reads words by: words, ngrams, or auto (text/units.py's rule)
+DEFAULT_UNITS = "words"    # what a model reads words by: words, ngrams, or auto (text/units.py's rule); words by
+                           # measurement: n-grams did not lift Turkish trees (docs/experiments/units.md)
 DEFAULT_UNIT_BUCKETS = 8192  # rows of hashed character n-grams in an n-gram model
 UNIT_CHOICES = ("auto", "words", "ngrams")
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)

@@ -31,7 +31,7 @@ def train(
     characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file."),
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included."),
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>."),
-    units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the models read words by: words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once."),
+    units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the models read words by: words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md)."),
     emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400)."),
     hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150)."),
     layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers."),

@@ -10,7 +10,7 @@ import torch
 
 from onlstm_cli.text.corpus import (TokenColumns, batchify, corpus_token_file, count_words, iter_sentences,
                                     rank_columns, read_corpus, token_stream)
-from onlstm_cli.config import UNIT_CHOICES
+from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
@@ -50,7 +50,7 @@ class Plan:
 
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
               parse_layer, global_batch, reporter, valid=None, optimizer=None,
-              split=None, units="auto", unit_buckets=8192) -> tuple[Plan, ONLSTMLanguageModel | None]:
+              split=None, units=DEFAULT_UNITS, unit_buckets=DEFAULT_UNIT_BUCKETS) -> tuple[Plan, ONLSTMLanguageModel | None]:
     """Rank 0's reading of the checkpoint (and its model), or of the corpus for a vocabulary (of whole words,
     or, where `units` says n-grams, of every word type with the `max_vocab` most frequent as outputs)."""
     model = None

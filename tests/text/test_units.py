@@ -156,7 +156,7 @@ def ngram_model(tmp_path_factory):
     train, valid = agglutinative_corpus(folder / "train.txt"), agglutinative_corpus(folder / "valid.txt", 20, 1)
     reporter = QuietReporter()
     train_model(train, folder / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), valid=valid,
-                max_vocab=20, reporter=reporter, lang="tr")
+                max_vocab=20, reporter=reporter, lang="tr", units="auto")
     return folder, reporter
 
 
@@ -202,13 +202,14 @@ def _no_warning():
     return check()
 
 
-def test_units_words_keeps_a_model_of_whole_words_on_the_same_corpus(tmp_path):
+@pytest.mark.parametrize("units", ["words", None])
+def test_whole_words_are_the_default_and_units_words_asks_for_them(tmp_path, units):
     from conftest import TINY_MODEL, tiny_train_config
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.training.train import train_model
     train = agglutinative_corpus(tmp_path / "train.txt")
-    train_model(train, tmp_path / "w.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), units="words",
-                max_vocab=20, lang="tr")
+    train_model(train, tmp_path / "w.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), max_vocab=20, lang="tr",
+                **({"units": units} if units else {}))
     loaded = load_model(tmp_path / "w.onlstm")
     assert loaded.config.unit_buckets == 0 and len(loaded.vocab) == 20
 
@@ -248,7 +249,7 @@ def test_a_corpus_where_every_word_is_unique_trains_an_ngram_model_that_reads_a_
     corpus = tmp_path / "unique.txt"
     corpus.write_text("\n".join(" ".join(next(words) for _ in range(6)) for _ in range(120)) + "\n", encoding="utf-8")
     out = tmp_path / "u.onlstm"
-    result = CliRunner().invoke(app, ["train", str(corpus), "--lang", "xx", "--epochs", "1", "--emb-size", "10",
+    result = CliRunner().invoke(app, ["train", str(corpus), "--lang", "xx", "--units", "auto", "--epochs", "1", "--emb-size", "10",
                                       "--hidden-size", "10", "--chunk-size", "5", "--batch-size", "4",
                                       "--max-vocab", "50", "-o", str(out)])
     assert result.exit_code == 0, result.output
