@@ -8,6 +8,7 @@ with one `embedding_bag`.
 """
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -36,9 +37,10 @@ def word_units(word: str) -> list[str]:
     return grams or [marked]
 
 
-def unit_rows(word: str, buckets: int) -> list[int]:
+@functools.lru_cache(maxsize=1 << 16)  # a parse hashes each batch's words: the frequent ones once, in bounded memory
+def unit_rows(word: str, buckets: int) -> tuple[int, ...]:
     """The bucket of each of a word's n-grams (crc32: the same on every machine and Python run)."""
-    return [zlib.crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in word_units(word)]
+    return tuple(zlib.crc32(g.encode("utf-8", "surrogatepass")) % buckets for g in word_units(word))
 
 
 @dataclass
@@ -107,10 +109,8 @@ def batch_rows(sentences: Sequence[Sequence[str]], buckets: int, pad: str, shape
 def reads_ngrams(counts: Counter, max_vocab: int | None) -> bool:
     """`--units auto`: n-grams where much of new text would be unknown words (docs/experiments/units.md)."""
     tokens = sum(counts.values())
-    if tokens == 0:
-        return False
     beyond = sum(sorted(counts.values(), reverse=True)[max(0, (max_vocab or len(counts)) - 2):])
-    return unseen_share(counts) >= UNSEEN_SHARE or beyond / tokens > UNSEEN_SHARE
+    return tokens > 0 and (unseen_share(counts) >= UNSEEN_SHARE or beyond / tokens > UNSEEN_SHARE)
 
 
 def unseen_share(counts: Counter) -> float:
@@ -136,7 +136,7 @@ class UnitEmbedding(nn.Module):
         if table is None:
             if not self.vocabulary:
                 raise ValueError("this n-gram model was built without its vocabulary")
-            if self._table is None or self._table.flat.device != self.weight.device:
+            if self._table is None or self._table.flat.device != self.weight.device:  # made once a device
                 self._table = UnitTable.of_words(self.vocabulary, self.buckets).to(self.weight.device)
-            table = self._table
+            return unit_vectors(self.weight, rows, self._table)
         return unit_vectors(self.weight, rows, table.to(self.weight.device))

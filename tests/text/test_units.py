@@ -43,7 +43,7 @@ def test_the_vector_of_a_word_is_the_mean_of_its_ngram_rows():
     got = unit_vectors(weight, rows, table)
     assert got.shape == (2, 2, 4)
     for (i, j) in [(0, 0), (0, 1), (1, 0)]:
-        expected = weight[unit_rows(WORDS[int(rows[i, j])], 50)].mean(0)
+        expected = weight[list(unit_rows(WORDS[int(rows[i, j])], 50))].mean(0)
         assert torch.allclose(got[i, j], expected, atol=1e-6)
 
 
