@@ -35,6 +35,15 @@ def in_process(args: list[str]):
     return CliRunner().invoke(app, args)
 
 
+def student_meta(out: Path) -> dict:
+    """The meta of a recipe's span parser: at `out`, or beside it where the student check shipped the
+    consensus parser there instead (its record says which)."""
+    record = json.loads(out.with_name(f"{out.name}.recipe.json").read_text())
+    shipped = (record.get("span_parser") or {}).get("student_check", {}).get("shipped", "student")
+    student = out if shipped == "student" else out.with_name(f"{out.stem}.student.onlstm")
+    return torch.load(student, weights_only=True)["span_parser"]["meta"]
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
     return write_corpus(tmp_path_factory.mktemp("recipe") / "corpus.txt", 200, seed=5)
@@ -72,7 +81,7 @@ def test_the_recipe_records_how_much_each_teacher_agrees_with_the_others(finishe
     assert len(agreement) == 2 and all(0 <= a <= 100 for a in agreement)
     assert agreement[0] == agreement[1]  # with two teachers, each agrees with the other alike
     assert f"tiny.lm-seed1111.onlstm {agreement[0]:.2f}, tiny.lm-seed1112.onlstm" in log
-    archive_meta = torch.load(out, weights_only=True)["span_parser"]["meta"]
+    archive_meta = student_meta(out)
     assert archive_meta["teacher_agreement"] == agreement
 
 
@@ -86,7 +95,7 @@ def test_the_recipe_weighs_its_right_branching_voter_from_the_teachers_trees_by_
     assert isinstance(left, float) and left >= 0 and (weight == 0 or left == 0)  # one voter, one direction
     direction, shown = ("left", left) if left > 0 else ("right", weight)
     assert f"the branching voter: a {direction}-branching voter of weight {shown:.2f} (auto: the teachers' trees" in log
-    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["right_branching"] == weight
+    assert student_meta(out)["right_branching"] == weight
     from onlstm_cli.info import info_text, model_info
     assert (f"a right-branching tree of weight {weight:g}" in info_text(model_info(out))) == (weight > 0)
 
@@ -97,7 +106,7 @@ def test_the_recipe_writes_its_language_models_and_a_span_parser_on_their_votes(
     for seed in (1111, 1112):
         assert (finished.parent / f"tiny.lm-seed{seed}.onlstm").is_file()
     assert load_model(finished).span_parser is not None
-    archive_meta = torch.load(finished, weights_only=True)["span_parser"]["meta"]
+    archive_meta = student_meta(finished)
     record = archive_meta["recipe"]
     assert record["seeds"] == [1111, 1112]
     assert [t["seed"] for t in record["teachers"]] == [1111, 1112]
@@ -171,7 +180,7 @@ def test_the_recipe_tells_how_far_its_span_parser_is_from_branching_trees(finish
     assert set(agreement) == {"right", "left"} and all(0 <= v <= 100 for v in agreement.values())
     assert (f"the span parser's trees of the validation text agree {agreement['right']:.1f} with right-branching "
             f"trees, {agreement['left']:.1f} with left-branching ones") in log
-    meta = torch.load(out, weights_only=True)["span_parser"]["meta"]
+    meta = student_meta(out)
     assert meta["recipe"]["branching_agreement"] == agreement
 
 
@@ -299,7 +308,7 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert record["options"]["train"]["time_budget"] == 20.0 and record["span_parser"] is not None
     assert all(t["epochs"] > before[t["seed"]] for t in record["teachers"])
     assert out.stat().st_mtime_ns != written  # the span parser of the new votes
-    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["recipe"]["time_budget"] == 20.0
+    assert student_meta(out)["recipe"]["time_budget"] == 20.0
 
 
 @pytest.mark.parametrize("damage", ["not json", "too large"])
@@ -483,7 +492,7 @@ def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finish
     assert "the language model of seed 1112 does not vote: its validation perplexity" in result.stderr
     assert "on the votes of 1 language models" in result.stderr
     assert (tmp_path / "failed" / "tiny.lm-seed1112.onlstm").exists()
-    meta = torch.load(tmp_path / "failed" / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
+    meta = student_meta(tmp_path / "failed" / "tiny.onlstm")
     assert [Path(t).name for t in meta["teacher"]] == ["tiny.lm-seed1111.onlstm"]
     assert [t["votes"] for t in meta["recipe"]["teachers"]] == [True, False]
     assert meta["recipe"]["votes"].startswith("a span's target is its share of the votes: the trees of each of the 1 "
@@ -540,7 +549,7 @@ def test_a_record_of_the_options_old_name_for_the_extra_layers_still_resumes(fin
 def test_each_language_model_votes_with_its_parse_layer_and_the_one_above(finished_run):
     out, log = finished_run
     assert "each teacher votes with the trees of its layers tiny.lm-seed1111.onlstm 2+3, tiny.lm-seed1112" in log
-    assert torch.load(out, weights_only=True)["span_parser"]["meta"]["train"]["extra_layers"] == 1
+    assert student_meta(out)["train"]["extra_layers"] == 1
 
 
 def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finished, corpus, tmp_path):
@@ -550,7 +559,7 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
     result = rerun_span_parser_stage(finished, corpus, copy, record_of_one_layer)
     assert result.returncode == 0, result.stderr
     assert "votes with the trees of its layers" not in result.stderr
-    meta = torch.load(copy / "tiny.onlstm", weights_only=True)["span_parser"]["meta"]
+    meta = student_meta(copy / "tiny.onlstm")
     assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
     assert meta["train"]["extra_layers"] == 0
 
