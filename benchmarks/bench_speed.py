@@ -6,6 +6,7 @@
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
     python benchmarks/bench_speed.py --only parse --model runs/zh.onlstm --baseline zh --text ZH_LINES  # beside zh
     python benchmarks/bench_speed.py --only recipe  # train --seeds 2: the two language models side by side or not
+    python benchmarks/bench_speed.py --only recipe --seeds 3  # rounds of one model a core, or all three at once
                                                     # (each run also trains its span parser: ~15 min for 2 repeats)
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
@@ -312,28 +313,34 @@ def bench_memory() -> list[tuple[str, float, str]]:
     return [("peak RSS, training 200/400 on PTB with validation (120 s)", rss / 1024, "MiB")]
 
 
-def bench_recipe(repeats: int, threads: int) -> list[tuple[str, float, str]]:
-    """`train --seeds 2`'s language-model stage (1 epoch each on 4,000 PTB lines), the two models one after
-    the other on all the threads against side by side with the threads shared: the stage's wall time from
-    the recipe's record, medians over the repeats, the two ways alternating."""
+def bench_recipe(repeats: int, threads: int, seeds: int) -> list[tuple[str, float, str]]:
+    """`train --seeds K`'s language-model stage (1 epoch each on 4,000 PTB lines), fewer models at a time
+    against all K at once: with K at most the threads, one at a time on all the threads against side by side
+    with the threads shared; with more seeds than threads, rounds of one model a thread against all K at once
+    (the cores shared by the OS). The stage's wall time from the recipe's record, medians over the repeats,
+    the ways alternating."""
     import json
     lines = (DATA / "ptb-lm" / "ptb.train.txt").read_text().splitlines()
-    seconds = {1: [], 2: []}
+    fewer = 1 if seeds <= threads else threads
+    seconds = {fewer: [], seeds: []}
     with tempfile.TemporaryDirectory() as tmp:
         corpus, valid = Path(tmp, "train.txt"), Path(tmp, "valid.txt")
         corpus.write_text("\n".join(lines[:4000]) + "\n")
         valid.write_text("\n".join((DATA / "ptb-lm" / "ptb.valid.txt").read_text().splitlines()[:300]) + "\n")
         for repeat in range(repeats):
-            for slots in (1, 2):
+            for slots in seconds:
                 out = Path(tmp, f"r{repeat}-{slots}.onlstm")
-                run_cli(["train", str(corpus), "--valid", str(valid), "-o", str(out), "--seeds", "2", "--epochs", "1",
-                         "--time-budget", "none", "--threads", str(threads), "--side-by-side", str(slots)])
+                run_cli(["train", str(corpus), "--valid", str(valid), "-o", str(out), "--seeds", str(seeds),
+                         "--epochs", "1", "--time-budget", "none", "--threads", str(threads),
+                         "--side-by-side", str(slots)])
                 record = json.loads(Path(str(out) + ".recipe.json").read_text())
                 seconds[slots].append(record["stage_seconds"]["language_models"])
-    one, two = statistics.median(seconds[1]), statistics.median(seconds[2])
-    return [(f"train --seeds 2, language models one after the other ({threads} threads each)", one, "s"),
-            (f"train --seeds 2, language models side by side ({max(1, threads // 2)} thread(s) each)", two, "s"),
-            ("side by side: speed-up of the language-model stage", one / two, "x")]
+    few, all_at_once = statistics.median(seconds[fewer]), statistics.median(seconds[seeds])
+    return [(f"train --seeds {seeds}, language models {fewer} at a time "
+             f"({max(1, threads // fewer)} thread(s) each)", few, "s"),
+            (f"train --seeds {seeds}, language models all {seeds} at once "
+             f"({max(1, threads // seeds)} thread(s) each)", all_at_once, "s"),
+            ("all at once: speed-up of the language-model stage", few / all_at_once, "x")]
 
 
 def main() -> None:
@@ -342,6 +349,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=2, help="the seeds `--only recipe` trains")
     parser.add_argument("--model", help="a model file `--only parse` also parses with, beside the default")
     parser.add_argument("--baseline", default="en", help="the bundled model --model is compared with (en, zh)")
     parser.add_argument("--text", type=Path, default=DATA / "ptb-lm" / "ptb.test.txt",
@@ -353,7 +361,7 @@ def main() -> None:
     size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
              "parse": lambda: bench_parse(args.repeats, args.model, args.text, args.baseline), "startup": lambda: bench_startup(args.repeats),
-             "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads)}
+             "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads, args.seeds)}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, {cpu_name()}")
     for name, run in parts.items():
         if args.only in (None, name):

@@ -148,8 +148,8 @@ class RecipeConfig:
                                    # median does not vote: a failed run, not a weak seed (far beyond the spread of
                                    # healthy seeds' perplexities, docs/experiments/levers.md); 0: every model votes
     min_lines: int = 20            # a smaller corpus cannot give K models and a validation text
-    side_by_side: int | None = None  # language models trained at once, one process each; None: one a thread
-                                     # (--threads, else one a core), at most K; 1 on a GPU
+    side_by_side: int | None = None  # language models trained at once, one process each; None: side_by_side.slots
+                                     # (one a thread below the cores, else all K up to 2 a core); 1 on a GPU
     progress_every: float = 300.0  # seconds between the recipe's own lines while language models train side by
                                    # side (which stage, which seeds, the time left): their lines say only their own
     warn_branching_above: float = 90.0  # a finished recipe warns when its span parser's trees of the validation text

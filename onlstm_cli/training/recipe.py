@@ -7,8 +7,9 @@
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
 of several are not. The seeds train side by side, one process each with an equal share of the threads
-(side_by_side.py), as many at once as there are threads (one a core by default); with one thread, or
---side-by-side 1, they run one after another in this process.
+(side_by_side.py), all at once where that is at most two a core (no core waits for a last round), else in
+even rounds, and one a thread where --threads holds the run below the cores; with --side-by-side 1 they run
+one after another in this process.
 
 Time: --time-budget is for the whole recipe, over all its runs (recipe_time.py). The end: the span parser's
 trees of the validation text are compared with right- and left-branching trees, with a warning where they

@@ -26,14 +26,25 @@ from onlstm_cli.training.train import LineReporter, train_model
 from onlstm_cli.signals import StopSignals
 
 
+# At most this many training processes a core: more than one a core keeps every core busy where the seeds
+# do not divide into the cores (3 seeds on 2 cores: no round with a core idle, 1.31× sooner,
+# benchmarks/README.md), while memory stays bounded by the number of cores.
+PROCESSES_PER_CORE = 2
+
+
 def slots(seeds: int, threads: int | None, device: str, asked: int | None) -> int:
-    """How many language models train at once: `asked`, else one a thread (one a core when --threads is not
-    given) up to `seeds`; one on a GPU, whose kernels one process already keeps busy."""
+    """How many language models train at once: `asked`; else, where --threads holds the run below the cores,
+    one a thread (more processes would use more cores than it allows); else all `seeds` at once where that is
+    at most two a core (the OS shares the cores out), beyond that as few rounds as can be, made even. One on a
+    GPU, whose kernels one process already keeps busy."""
     if asked is not None:
         return max(1, min(asked, seeds))
     if device == "cuda" or (device == "auto" and _cuda_available()):
         return 1
-    return max(1, min(seeds, threads or usable_cores()))
+    cores = usable_cores()
+    if threads is not None and threads < cores:
+        return max(1, min(seeds, threads))
+    return math.ceil(seeds / waves(seeds, PROCESSES_PER_CORE * cores))
 
 
 def threads_each(slots: int, threads: int | None) -> int:

@@ -594,12 +594,18 @@ def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):
     from onlstm_cli.training import side_by_side
     monkeypatch.setattr(side_by_side, "usable_cores", lambda: 8)
-    assert side_by_side.slots(3, None, "cpu", None) == 3      # one a core, at most K
-    assert side_by_side.slots(3, 2, "cpu", None) == 2         # one a thread of --threads
+    assert side_by_side.slots(3, None, "cpu", None) == 3      # all at once, at most K
+    assert side_by_side.slots(3, 2, "cpu", None) == 2         # --threads below the cores: one a thread
+    assert side_by_side.slots(20, None, "cpu", None) == 10    # at most two a core, in even rounds
     assert side_by_side.slots(3, None, "cpu", 5) == 3         # asked for more than K
     assert side_by_side.slots(3, None, "cuda", None) == 1     # one process keeps a GPU busy
     assert side_by_side.threads_each(3, None) == 2 and side_by_side.threads_each(2, 1) == 1
     assert [side_by_side.waves(k, 2) for k in (1, 2, 3, 4)] == [1, 1, 2, 2]
+    monkeypatch.setattr(side_by_side, "usable_cores", lambda: 2)
+    assert side_by_side.slots(3, None, "cpu", None) == 3      # no round with a core idle
+    assert side_by_side.slots(3, 2, "cpu", None) == 3         # --threads as many as the cores: the same
+    assert side_by_side.slots(5, None, "cpu", None) == 3      # even rounds: 3 then 2
+    assert side_by_side.slots(3, 1, "cpu", None) == 1         # --threads 1: one after another
 
 
 def test_the_recipe_clock_counts_every_run_and_gives_the_span_parser_what_is_left():
