@@ -58,6 +58,11 @@ def check_student(out: Path, teachers: list[Path], votes: Votes, log) -> Student
     return check
 
 
+def student_path(out: Path) -> Path:
+    """Where the student goes when the consensus parser is shipped to `out` in its place."""
+    return out.with_name(f"{out.stem}.student.onlstm")
+
+
 def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log,
                     split: str | None = None) -> None:
     """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
@@ -78,7 +83,7 @@ def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check
     check.consensus_parser = agreement(teacher_trees(parser, sentences), consensus)
     if check.consensus_parser > check.student:
         check.shipped = "consensus parser"
-        os.replace(out, out.with_name(f"{out.stem}.student.onlstm"))
+        os.replace(out, student_path(out))
         os.replace(consensus_path, out)
 
 

@@ -38,9 +38,10 @@ def in_process(args: list[str]):
 def student_meta(out: Path) -> dict:
     """The meta of a recipe's span parser: at `out`, or beside it where the student check shipped the
     consensus parser there instead (its record says which)."""
+    from onlstm_cli.training.student_check import student_path
     record = json.loads(out.with_name(f"{out.name}.recipe.json").read_text())
     shipped = (record.get("span_parser") or {}).get("student_check", {}).get("shipped", "student")
-    student = out if shipped == "student" else out.with_name(f"{out.stem}.student.onlstm")
+    student = out if shipped == "student" else student_path(out)
     return torch.load(student, weights_only=True)["span_parser"]["meta"]
 
 
