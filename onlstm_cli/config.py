@@ -61,6 +61,10 @@ class TrainConfig:
     optimizer: str = "sgd"              # SGD lr 30; "ntasgd": SGD, then averaged SGD once validation stalls (the
                                         # paper's optimiser); "adam" wants lr ~0.002
     nonmono: int = 5                    # NT-ASGD averages once validation is worse than the best of all but the last 5
+    anneal_after: int = 0               # epochs in a row without a better validation perplexity after which the
+                                        # learning rate is divided by anneal_factor, counted afresh after each
+                                        # division (word_language_model's annealing, with patience); 0: never
+    anneal_factor: float = 4.0          # word_language_model's
     max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
     lr: float = 30.0
     weight_decay: float = 1.2e-6

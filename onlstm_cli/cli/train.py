@@ -44,6 +44,7 @@ def train(
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
     reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
+    anneal_after: int = typer.Option(TRAIN_DEFAULTS["anneal_after"], "--anneal-after", help=f"Divide the learning rate by {TRAIN_DEFAULTS['anneal_factor']:g} after this many epochs in a row without a better validation perplexity (counted afresh after each division); 0: never."),
     lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam)."),
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
     clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
@@ -205,7 +206,8 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
                         chunk_size=o["chunk_size"], master_input=o["master_input"].value, reverse=o["reverse"],
                         **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
     train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
-                               bptt=o["bptt"], optimizer=o["optimizer"], lr=o["lr"], weight_decay=o["weight_decay"],
+                               bptt=o["bptt"], optimizer=o["optimizer"], anneal_after=o["anneal_after"], lr=o["lr"],
+                               weight_decay=o["weight_decay"],
                                clip=o["clip"], seed=o["seed"], device=o["device"], threads=o["threads"],
                                checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
                                loss_log=str(o["loss_log"]) if o["loss_log"] else None)
@@ -231,7 +233,7 @@ def check_lm_options(o: dict) -> None:
             raise UserError(f"--{name.replace('_', '-')} must be in [0, 1)")
     if o["lr"] <= 0:
         raise UserError("--lr must be positive")
-    for name in ("clip", "weight_decay"):
+    for name in ("clip", "weight_decay", "anneal_after"):
         if o[name] < 0:
             raise UserError(f"--{name.replace('_', '-')} must be at least 0")
     if o["max_vocab"] < 3:

@@ -4,6 +4,7 @@ tally of an epoch's steps, NT-ASGD's trigger and its averaged weights, the loss 
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -46,8 +47,34 @@ def resumed_optimizer(params, tc: TrainConfig, plan: Plan) -> torch.optim.Optimi
         optimizer.load_state_dict(plan.optimizer)
         plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
         for group in optimizer.param_groups:
-            group["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
+            # a resumed run takes this run's --lr (e.g. a lower one after a divergence), annealed as its history says
+            group["lr"] = learning_rate(tc, plan.state.history)
     return optimizer
+
+
+def annealings(history: list, after: int) -> int:
+    """How many times the learning rate has been divided by now: once for each `after` epochs in a row without
+    a better validation perplexity, counted afresh after each division. Read from the history alone, so a
+    resumed run goes on at the rate it stopped at."""
+    if after <= 0:
+        return 0
+    best, stale, count = math.inf, 0, 0
+    for h in history:
+        ppl = h.get("valid_ppl")
+        if ppl is None:
+            continue
+        if ppl < best:
+            best, stale = ppl, 0
+        else:
+            stale += 1
+            if stale >= after:
+                count, stale = count + 1, 0
+    return count
+
+
+def learning_rate(tc: TrainConfig, history: list) -> float:
+    """The rate the next step takes: --lr, divided by anneal_factor for each annealing so far."""
+    return tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
 
 
 def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:

@@ -24,8 +24,8 @@ from onlstm_cli.training.run_clock import ESTIMATE_STEPS, RunClock
 from onlstm_cli.training.train_report import Reporter, start_lines
 from onlstm_cli.training.train_setup import Plan
 from onlstm_cli.training.train_steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
-                                             make_optimizer, open_loss_log, resumed_optimizer, should_average,
-                                             window_length)
+                                             learning_rate, make_optimizer, open_loss_log, resumed_optimizer,
+                                             should_average, window_length)
 
 
 
@@ -261,6 +261,7 @@ class Trainer:
                           "seconds": round(seconds, 1)})
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
         self.average_if_stalled(valid_ppl)
+        self.anneal_if_stale()
         if finished:
             s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
         self.checkpoint()
@@ -281,6 +282,17 @@ class Trainer:
             s.averaging = True
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
+
+    def anneal_if_stale(self) -> None:
+        """The learning rate the history calls for (train_steps.annealings), said when it changes; every rank
+        has the same history, so every rank changes it alike."""
+        lr = learning_rate(self.tc, self.state.history)
+        if all(group["lr"] == lr for group in self.optimizer.param_groups):
+            return
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.reporter.message(f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate "
+                              f"{lr:g} from here on (epoch {self.state.epoch})")
 
     def checkpoint(self) -> None:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next

@@ -406,7 +406,8 @@ def test_train_empty_corpus(runner, tmp_path):
     assert_user_error(run(runner, ["train", corpus, "--out", tmp_path / "m.onlstm", *TINY_ARGS]))
 
 
-@pytest.mark.parametrize("option,value", [("--chunk-size", "7"), ("--dropout", "1.5"), ("--epochs", "0")])
+@pytest.mark.parametrize("option,value", [("--chunk-size", "7"), ("--dropout", "1.5"), ("--epochs", "0"),
+                                          ("--anneal-after", "-1")])
 def test_train_bad_sizes(runner, tmp_path, option, value):
     corpus = write_corpus(tmp_path / "train.txt", 10)
     args = list(TINY_ARGS)

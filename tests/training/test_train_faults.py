@@ -19,6 +19,7 @@ from onlstm_cli.cli.commands import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
 from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
 from onlstm_cli.training.train import TrainResult, checkpoint_path, should_average, train_model
+from onlstm_cli.training.train_steps import annealings
 
 
 @pytest.fixture
@@ -278,6 +279,41 @@ def test_ntasgd_averages_the_weights_once_validation_stalls_and_resumes_averagin
     steps_before = {float(s["step"]) for s in ckpt["optimizer"]["state"].values()}
     steps_after = {float(s["step"]) for s in again["optimizer"]["state"].values()}
     assert min(steps_after) == min(steps_before) + resumed.progress_calls  # the average went on
+
+
+# --- annealing the learning rate ---------------------------------------------------------------------------
+
+def test_the_learning_rate_is_divided_after_epochs_without_a_better_validation_perplexity():
+    history = [{"valid_ppl": v} for v in (100.0, 90.0, 95.0, 96.0, 91.0, 80.0, 85.0, None, 86.0)]
+    assert annealings(history, after=0) == 0
+    assert annealings(history, after=3) == 1   # 95, 96, 91 after the best of 90; 85, 86 after 80 are only two
+    assert annealings(history, after=2) == 2   # 95, 96; then 85, 86 (an epoch without validation counts for nothing)
+    assert annealings(history, after=1) == 5   # each epoch that is not a new best
+    assert annealings(history[:2], after=1) == 0
+
+
+def test_an_annealed_run_trains_and_resumes_at_the_lower_rate(corpus, tmp_path, monkeypatch):
+    rising = iter(range(100, 200))
+    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
+    reporter = QuietReporter()
+    out = tmp_path / "m.onlstm"
+    train(corpus, out, reporter, epochs=3, optimizer="sgd", lr=1.0, anneal_after=1)
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert {g["lr"] for g in ckpt["optimizer"]["param_groups"]} == {1.0 / 16}  # epochs 2 and 3 were no better
+    assert sum("learning rate 0.25 from here on" in m for m in reporter.messages) == 1
+    train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=4, optimizer="sgd", lr=1.0,
+                anneal_after=1), valid=corpus["valid"], resume=checkpoint_path(out), reporter=QuietReporter())
+    again = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert {g["lr"] for g in again["optimizer"]["param_groups"]} == {1.0 / 64}  # not --lr again: its history says
+
+
+def test_without_annealing_the_rate_stays(corpus, tmp_path, monkeypatch):
+    rising = iter(range(100, 200))
+    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
+    out = tmp_path / "m.onlstm"
+    train(corpus, out, epochs=3, optimizer="sgd", lr=1.0)
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert {g["lr"] for g in ckpt["optimizer"]["param_groups"]} == {1.0}
 
 
 # --- the CLI --------------------------------------------------------------------------------------------
