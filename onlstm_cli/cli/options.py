@@ -6,7 +6,7 @@ import re
 from dataclasses import MISSING, fields
 from enum import Enum
 
-from onlstm_cli.config import COMBINE_RULES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
+from onlstm_cli.config import COMBINE_RULES, LR_SCHEDULES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import UserError
 
 
@@ -34,6 +34,7 @@ class SplitRule(str, Enum):
 
 
 Units = Enum("Units", {choice: choice for choice in UNIT_CHOICES}, type=str)
+LrSchedule = Enum("LrSchedule", {choice: choice for choice in LR_SCHEDULES}, type=str)
 
 
 class VoteTargets(str, Enum):

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import Invocation, err_line
-from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, MasterInput, Units,
+from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, LrSchedule, MasterInput, Units,
                                     SplitRule, VoteTargets, duration_text, parse_duration)
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.cli.app import friendly_errors
@@ -44,6 +44,7 @@ def train(
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
     reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
+    lr_schedule: LrSchedule = typer.Option(LrSchedule(TRAIN_DEFAULTS["lr_schedule"]), "--lr-schedule", help="constant: --lr throughout (but for --anneal-after); cosine: the rate falls along half a cosine from --lr to 0 over the run, to the end of its --time-budget or its --epochs, whichever comes first."),
     anneal_after: int = typer.Option(TRAIN_DEFAULTS["anneal_after"], "--anneal-after", help=f"Divide the learning rate by {TRAIN_DEFAULTS['anneal_factor']:g} after this many epochs in a row without a better validation perplexity (counted afresh after each division); 0: never."),
     lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam)."),
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
@@ -207,6 +208,7 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
                         **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
     train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
                                bptt=o["bptt"], optimizer=o["optimizer"], anneal_after=o["anneal_after"], lr=o["lr"],
+                               lr_schedule=o["lr_schedule"].value,
                                weight_decay=o["weight_decay"],
                                clip=o["clip"], seed=o["seed"], device=o["device"], threads=o["threads"],
                                checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),

@@ -25,6 +25,23 @@ class RunClock:
         """The run's seconds, its earlier runs' included."""
         return self.seconds_before + time.time() - self.t0
 
+    def share_done(self, epochs_done: float) -> float:
+        """How far the run is from its start (0) to its end (1): by its epochs, or by its time where its
+        deadline comes sooner (the later of the two)."""
+        share = epochs_done / max(self.epochs, 1)
+        left = self.budget_left()
+        if left is not None:
+            spent = self.seconds()
+            share = max(share, spent / (spent + left) if spent + left > 0 else 1.0)
+        return min(share, 1.0)
+
+    def share_before(self, epochs_done: float) -> float:
+        """`share_done` as the run's earlier runs left it (the same on every rank: nothing is read from a clock)."""
+        share = epochs_done / max(self.epochs, 1)
+        if self.time_budget:
+            share = max(share, self.seconds_before / self.time_budget)
+        return min(share, 1.0)
+
     def budget_left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.time())
 

@@ -26,6 +26,7 @@ class Decision(NamedTuple):
     interrupted: bool
     time_up: bool
     checkpoint_due: bool
+    share_done: float               # where the run stands, 0 at its start and 1 at its end, as rank 0 reads it
 
 
 def detach(state):
@@ -72,9 +73,13 @@ def annealings(history: list, after: int) -> int:
     return count
 
 
-def learning_rate(tc: TrainConfig, history: list) -> float:
-    """The rate the next step takes: --lr, divided by anneal_factor for each annealing so far."""
-    return tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
+def learning_rate(tc: TrainConfig, history: list, share_done: float = 0.0) -> float:
+    """The rate the next step takes: --lr, divided by anneal_factor for each annealing so far, and with the
+    cosine schedule scaled by where the run stands (`share_done`, 0 at its start, 1 at its end)."""
+    lr = tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
+    if tc.lr_schedule == "cosine":
+        lr *= 0.5 * (1.0 + math.cos(math.pi * min(max(share_done, 0.0), 1.0)))
+    return lr
 
 
 def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:

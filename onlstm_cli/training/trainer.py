@@ -24,7 +24,7 @@ from onlstm_cli.training.run_clock import ESTIMATE_STEPS, RunClock
 from onlstm_cli.training.train_report import Reporter, start_lines
 from onlstm_cli.training.train_setup import Plan
 from onlstm_cli.training.train_steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
-                                             learning_rate, make_optimizer, open_loss_log, resumed_optimizer,
+                                             annealings, learning_rate, make_optimizer, open_loss_log, resumed_optimizer,
                                              should_average, window_length)
 
 
@@ -86,6 +86,10 @@ class Trainer:
         self.clock = RunClock(self.state.seconds, tc.time_budget, deadline, self.epoch_tokens, tc.epochs)
         self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.clock.seconds)
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
+        self.annealed = annealings(self.state.history, tc.anneal_after)  # divisions of the rate so far
+        # where the run stands for the learning rate's schedule: from the checkpoint here, then from rank 0's
+        # clock at each step (agree), so that every rank's rate is the same
+        self.share_done = self.clock.share_before(self.epochs_at(self.state.epoch, self.state.position))
 
     # --- the run -------------------------------------------------------------------------------------------
 
@@ -159,9 +163,11 @@ class Trainer:
         tally = EpochTally()
         while s.position < rows - 1:
             length = window_length(self.tc.bptt, rows - 1 - s.position)
+            self.set_learning_rate()
             hidden, loss, stepped = self.step(*self.window(length), hidden)
             s.position += length
             decision = self.agree(loss, signals)
+            self.share_done = decision.share_done
             good = stepped and math.isfinite(decision.loss)  # alike on every rank (see step)
             if good:
                 self.bad_steps = 0
@@ -200,12 +206,13 @@ class Trainer:
         """The step's loss averaged over the ranks, and what every rank does next. A signal on any rank
         stops all of them; time is read on rank 0 alone, so that no rank stops while the others go on
         (and wait for it forever)."""
-        main = self.group.is_main
+        main, s = self.group.is_main, self.state
         time_up = main and self.clock.time_up()
         due = main and time.time() - self.files.last_checkpoint >= self.tc.checkpoint_every
-        total, signalled, time_up, due = self.group.sum(
-            [loss, float(bool(signals.caught)), float(time_up), float(due)], self.device)
-        return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0)
+        share = self.clock.share_done(self.epochs_at(s.epoch, s.position)) if main else 0.0
+        total, signalled, time_up, due, share = self.group.sum(
+            [loss, float(bool(signals.caught)), float(time_up), float(due), share], self.device)
+        return Decision(total / self.group.world_size, signalled > 0, time_up > 0, due > 0, share)
 
     def after_bad_step(self) -> list:
         """A fresh state after a step whose loss or gradient was not finite (a NaN state would spoil every
@@ -262,6 +269,7 @@ class Trainer:
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
         self.average_if_stalled(valid_ppl)
         self.anneal_if_stale()
+        self.set_learning_rate()  # the checkpoint holds the rate the next step takes
         if finished:
             s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
         self.checkpoint()
@@ -283,16 +291,21 @@ class Trainer:
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
 
-    def anneal_if_stale(self) -> None:
-        """The learning rate the history calls for (train_steps.annealings), said when it changes; every rank
-        has the same history, so every rank changes it alike."""
-        lr = learning_rate(self.tc, self.state.history)
-        if all(group["lr"] == lr for group in self.optimizer.param_groups):
-            return
+    def set_learning_rate(self) -> None:
+        """The rate of the next step (train_steps.learning_rate), alike on every rank: they share the history
+        and rank 0's reading of where the run stands."""
+        lr = learning_rate(self.tc, self.state.history, self.share_done)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        self.reporter.message(f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate "
-                              f"{lr:g} from here on (epoch {self.state.epoch})")
+
+    def anneal_if_stale(self) -> None:
+        """Says so when the history calls for a lower rate (train_steps.annealings); the next step takes it."""
+        count = annealings(self.state.history, self.tc.anneal_after)
+        if count > self.annealed:
+            self.annealed = count
+            lr = self.tc.lr / self.tc.anneal_factor ** count
+            self.reporter.message(f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate "
+                                  f"{lr:g} from here on (epoch {self.state.epoch})")
 
     def checkpoint(self) -> None:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next

@@ -61,14 +61,14 @@ def read_loss_log(path: Path) -> list[tuple[int, int, float]]:
 
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory):
-    """One 2-process run, 2 epochs, batch 2 per process, no dropout, SGD; its output directory holds only
-    what it wrote."""
+    """One 2-process run, 2 epochs, batch 2 per process, no dropout, SGD on the cosine schedule; its output
+    directory holds only what it wrote."""
     data = tmp_path_factory.mktemp("data")
     corpus = {"train": write_corpus(data / "train.txt", 60, seed=0), "valid": write_corpus(data / "valid.txt", 12, 1)}
     out_dir = tmp_path_factory.mktemp("out")
     out, loss_log = out_dir / "m.onlstm", data / "losses.tsv"
     run = torchrun(corpus["train"], "--valid", corpus["valid"], "--out", out, "--epochs", "2", "--batch-size", "2",
-                   "--loss-log", loss_log, *TINY_ARGS, *NO_DROPOUT_ARGS)
+                   "--loss-log", loss_log, "--lr-schedule", "cosine", *TINY_ARGS, *NO_DROPOUT_ARGS)
     assert run.returncode == 0, run.stderr[-3000:]
     return {"run": run, "out": out, "loss_log": loss_log, **corpus}
 
@@ -94,9 +94,10 @@ def test_two_processes_train_one_model_that_rank_0_writes(two_processes):
 
 def test_two_processes_take_the_steps_of_one_process_with_twice_the_batch(two_processes, tmp_path):
     """2 processes × batch 2 read the columns of 1 process × batch 4, and DDP averages their gradients (before
-    clipping): without dropout the two runs' losses are the same at every step."""
+    clipping), and their rates follow one schedule: without dropout the two runs' losses are the same at every step."""
     loss_log = tmp_path / "losses.tsv"
-    config = tiny_train_config(epochs=2, batch_size=4, optimizer="sgd", lr=1.0, loss_log=str(loss_log))
+    config = tiny_train_config(epochs=2, batch_size=4, optimizer="sgd", lr=1.0, loss_log=str(loss_log),
+                               lr_schedule="cosine")
     train_model(two_processes["train"], tmp_path / "one.onlstm", {**TINY_MODEL, **NO_DROPOUT}, config,
                 valid=two_processes["valid"], reporter=QuietReporter())
     one, two = read_loss_log(loss_log), read_loss_log(two_processes["loss_log"])

@@ -19,7 +19,9 @@ from onlstm_cli.cli.commands import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
 from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
 from onlstm_cli.training.train import TrainResult, checkpoint_path, should_average, train_model
-from onlstm_cli.training.train_steps import annealings
+import onlstm_cli.training.run_clock
+from onlstm_cli.training.run_clock import RunClock
+from onlstm_cli.training.train_steps import annealings, learning_rate
 
 
 @pytest.fixture
@@ -305,6 +307,33 @@ def test_an_annealed_run_trains_and_resumes_at_the_lower_rate(corpus, tmp_path, 
                 anneal_after=1), valid=corpus["valid"], resume=checkpoint_path(out), reporter=QuietReporter())
     again = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert {g["lr"] for g in again["optimizer"]["param_groups"]} == {1.0 / 64}  # not --lr again: its history says
+
+
+def test_the_cosine_schedule_falls_from_the_rate_to_zero_over_the_run(corpus, tmp_path):
+    config = tiny_train_config(lr=2.0, lr_schedule="cosine")
+    assert learning_rate(config, [], 0.0) == 2.0
+    assert learning_rate(config, [], 0.5) == pytest.approx(1.0)
+    assert learning_rate(config, [], 1.0) == pytest.approx(0.0)
+    assert learning_rate(tiny_train_config(lr=2.0), [], 0.5) == 2.0  # constant
+    out = tmp_path / "m.onlstm"
+    train(corpus, out, epochs=4, optimizer="sgd", lr=1.0, lr_schedule="cosine")
+    ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
+    assert all(g["lr"] == pytest.approx(0.0, abs=1e-12) for g in ckpt["optimizer"]["param_groups"])  # the run's end
+    assert len(ckpt["history"]) == 4
+
+
+def test_the_share_of_a_run_done_is_its_epochs_or_its_time_whichever_ends_it_first(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(onlstm_cli.training.run_clock.time, "time", lambda: now[0])
+    clock = RunClock(seconds_before=0.0, time_budget=None, deadline=None, epoch_tokens=100, epochs=10)
+    assert clock.share_done(2.5) == 0.25 and clock.share_before(2.5) == 0.25
+    clock = RunClock(seconds_before=60.0, time_budget=600.0, deadline=None, epoch_tokens=100, epochs=10)
+    assert clock.share_before(0.5) == 0.1   # 60 of 600 seconds, before this run
+    now[0] += 210.0
+    assert clock.share_done(0.5) == pytest.approx(0.45)  # 270 of 600 seconds
+    assert clock.share_done(8.0) == 0.8     # the epochs come first
+    now[0] += 10_000.0
+    assert clock.share_done(8.0) == 1.0
 
 
 def test_without_annealing_the_rate_stays(corpus, tmp_path, monkeypatch):
