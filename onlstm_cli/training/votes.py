@@ -164,9 +164,10 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("each teacher votes with the trees of its layers " + ", ".join(
             f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if hasattr(t, "layers")))
     valid_lengths = [len(s) for s in valid_sentences]
-    split = lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO else None
+    split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
+                          else (None, None))
     train_trees = [t.voter_trees(sentences) for t in teachers]  # one list of trees a voter, per teacher
-    valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
+    valid_trees = valid_trees or [t.voter_trees(valid_sentences) for t in teachers]
     weighing = [t.weighing for t in teachers]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
@@ -194,25 +195,27 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split)
 
 
-def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> str | None:
+def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> tuple[str | None, list | None]:
     """The split rule the language-model teachers' trees are built with, read from the way they lean.
 
     The paper's split hangs the rest of a constituent to the right of the word it splits at: a right-branching
     prior of its own, which makes the trees it builds lean right whatever the language. So the lean is read from
     the trees of the symmetric split, which has no direction: where they lean left, the teachers keep the
     symmetric split (for the trees they vote with, and the student's file, written into the first one's model),
-    and "symmetric" is returned; where they lean right, the paper's split stays and None is returned."""
+    and "symmetric" is returned with each teacher's voters' trees of the validation text (the ones they vote
+    with: not parsed twice); where they lean right, the paper's split stays and (None, None) is returned."""
     paper = [t.loaded for t in teachers if hasattr(t, "layers") and t.loaded.split == "paper"]
     if len(teachers) < 2 or not paper:
-        return None
+        return None, None
     for loaded in paper:
         loaded.split = "symmetric"
-    lean = auto_weight([t.voter_trees(valid_sentences)[t.weighing] for t in teachers], valid_lengths)
+    valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
+    lean = auto_weight([own[t.weighing] for t, own in zip(teachers, valid_trees)], valid_lengths)
     if lean.direction == "left":
         log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "
             f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
             "leans right, is not used)")
-        return "symmetric"
+        return "symmetric", valid_trees
     for loaded in paper:
         loaded.split = "paper"
-    return None
+    return None, None

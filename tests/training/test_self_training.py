@@ -658,5 +658,7 @@ def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path,
                          SelfTrainConfig(right_branching="auto"), lines.append)
         assert [t.split for t in teachers] == [expected, expected]
         assert splits_used[-1] == expected and votes.split == (None if expected == "paper" else "symmetric")
+        # each teacher parses the validation text for the lean, and again only where the split changes back
+        assert len(splits_used) == 2 * (2 if expected == "symmetric" else 3)
         assert any("the split: symmetric" in line for line in lines) == (expected == "symmetric")
         assert (votes.left_branching > 0) == (expected == "symmetric")
