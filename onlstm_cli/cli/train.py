@@ -207,10 +207,9 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
                         chunk_size=o["chunk_size"], master_input=o["master_input"].value, reverse=o["reverse"],
                         **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
     train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
-                               bptt=o["bptt"], optimizer=o["optimizer"], anneal_after=o["anneal_after"], lr=o["lr"],
-                               lr_schedule=o["lr_schedule"].value,
-                               weight_decay=o["weight_decay"],
-                               clip=o["clip"], seed=o["seed"], device=o["device"], threads=o["threads"],
+                               bptt=o["bptt"], optimizer=o["optimizer"], lr=o["lr"], lr_schedule=o["lr_schedule"].value,
+                               anneal_after=o["anneal_after"], weight_decay=o["weight_decay"], clip=o["clip"],
+                               seed=o["seed"], device=o["device"], threads=o["threads"],
                                checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
                                loss_log=str(o["loss_log"]) if o["loss_log"] else None)
     lm_options = dict(tokenizer=tok, lang=lang, pretokenized=o["pretokenized"], keep_punct=o["keep_punct"],
