@@ -10,7 +10,7 @@ DEFAULT_UNITS = "words"    # what a model reads words by: words, ngrams, or auto
                            # measurement: n-grams did not lift Turkish trees (docs/experiments/units.md)
 DEFAULT_UNIT_BUCKETS = 8192  # rows of hashed character n-grams in an n-gram model
 UNIT_CHOICES = ("auto", "words", "ngrams")
-LR_SCHEDULES = ("constant", "cosine")
+LR_SCHEDULES = ("constant", "cosine", "plateau")
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
 MASTER_INPUT_RULES = ("paper", "symmetric")
 # how an ensemble combines its models' distances per sentence (induction/distances.py)
@@ -62,12 +62,13 @@ class TrainConfig:
     optimizer: str = "sgd"              # SGD lr 30; "ntasgd": SGD, then averaged SGD once validation stalls (the
                                         # paper's optimiser); "adam" wants lr ~0.002
     nonmono: int = 5                    # NT-ASGD averages once validation is worse than the best of all but the last 5
-    anneal_after: int = 0               # epochs in a row without a better validation perplexity after which the
-                                        # learning rate is divided by anneal_factor, counted afresh after each
-                                        # division (word_language_model's annealing, with patience); 0: never
-    anneal_factor: float = 4.0          # word_language_model's
     lr_schedule: str = "constant"       # "cosine": the rate falls along half a cosine from --lr to 0 over the run
-                                        # (its time budget or its epochs, whichever ends it first), as nanoGPT's
+                                        # (its time budget or its epochs, whichever ends it first), as nanoGPT's;
+                                        # "plateau": divided by anneal_factor after anneal_after epochs in a row
+                                        # without a better validation perplexity, counted afresh after each division
+                                        # (word_language_model's annealing, with NT-ASGD's patience)
+    anneal_after: int = 5
+    anneal_factor: float = 4.0          # word_language_model's
     max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
     lr: float = 30.0
     weight_decay: float = 1.2e-6

@@ -44,8 +44,7 @@ def train(
     master_input: MasterInput = typer.Option(MasterInput(MODEL_DEFAULTS["master_input"]), "--master-input", help="paper: 1 − cumax; symmetric: the seed's reverse cumsum."),
     reverse: bool = typer.Option(MODEL_DEFAULTS["reverse"], "--reverse", help="Read each sentence right to left (a model to combine with a left-to-right one; stored in the model file)."),
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002)."),
-    lr_schedule: LrSchedule = typer.Option(LrSchedule(TRAIN_DEFAULTS["lr_schedule"]), "--lr-schedule", help="constant: --lr throughout (but for --anneal-after); cosine: the rate falls along half a cosine from --lr to 0 over the run, to the end of its --time-budget or its --epochs, whichever comes first."),
-    anneal_after: int = typer.Option(TRAIN_DEFAULTS["anneal_after"], "--anneal-after", help=f"Divide the learning rate by {TRAIN_DEFAULTS['anneal_factor']:g} after this many epochs in a row without a better validation perplexity (counted afresh after each division); 0: never."),
+    lr_schedule: LrSchedule = typer.Option(LrSchedule(TRAIN_DEFAULTS["lr_schedule"]), "--lr-schedule", help=f"constant: --lr throughout; cosine: the rate falls along half a cosine from --lr to 0 by the end of the run (its --time-budget or its --epochs, whichever comes first); plateau: the rate is divided by {TRAIN_DEFAULTS['anneal_factor']:g} after {TRAIN_DEFAULTS['anneal_after']} epochs in a row without a better validation perplexity."),
     lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam)."),
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6)."),
     clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping."),
@@ -75,9 +74,8 @@ def train(
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     with holding(out, make_folder=seeds == 1):
         if teacher:
-            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
-                                      parse_duration(time_budget), threads, right_branching, second_round,
-                                      targets.value, teacher_layers)
+            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, parse_duration(
+                time_budget), threads, right_branching, second_round, targets.value, teacher_layers)
         result = train_language_models(locals())
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
@@ -208,7 +206,7 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
                         **{k: o[k] for k in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop")})
     train_config = TrainConfig(epochs=o["epochs"], time_budget=o["budget"], batch_size=o["batch_size"],
                                bptt=o["bptt"], optimizer=o["optimizer"], lr=o["lr"], lr_schedule=o["lr_schedule"].value,
-                               anneal_after=o["anneal_after"], weight_decay=o["weight_decay"], clip=o["clip"],
+                               weight_decay=o["weight_decay"], clip=o["clip"],
                                seed=o["seed"], device=o["device"], threads=o["threads"],
                                checkpoint_every=parse_duration(o["checkpoint_every"], "--checkpoint-every"),
                                loss_log=str(o["loss_log"]) if o["loss_log"] else None)
@@ -234,7 +232,7 @@ def check_lm_options(o: dict) -> None:
             raise UserError(f"--{name.replace('_', '-')} must be in [0, 1)")
     if o["lr"] <= 0:
         raise UserError("--lr must be positive")
-    for name in ("clip", "weight_decay", "anneal_after"):
+    for name in ("clip", "weight_decay"):
         if o[name] < 0:
             raise UserError(f"--{name.replace('_', '-')} must be at least 0")
     if o["max_vocab"] < 3:

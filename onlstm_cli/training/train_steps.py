@@ -74,12 +74,37 @@ def annealings(history: list, after: int) -> int:
 
 
 def learning_rate(tc: TrainConfig, history: list, share_done: float = 0.0) -> float:
-    """The rate the next step takes: --lr, divided by anneal_factor for each annealing so far, and with the
-    cosine schedule scaled by where the run stands (`share_done`, 0 at its start, 1 at its end)."""
-    lr = tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
+    """The rate the next step takes: --lr as its schedule has it by now (the plateau schedule: divided by
+    anneal_factor for each annealing in the history; the cosine one: scaled by where the run stands,
+    `share_done`, 0 at its start and 1 at its end)."""
+    if tc.lr_schedule == "plateau":
+        return tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
     if tc.lr_schedule == "cosine":
-        lr *= 0.5 * (1.0 + math.cos(math.pi * min(max(share_done, 0.0), 1.0)))
-    return lr
+        return tc.lr * 0.5 * (1.0 + math.cos(math.pi * min(max(share_done, 0.0), 1.0)))
+    return tc.lr
+
+
+class RateSchedule:
+    """Sets the rate of each step on the optimizer (alike on every rank: they share the history and rank 0's
+    reading of where the run stands), and says where the plateau schedule lowered it."""
+
+    def __init__(self, tc: TrainConfig, history: list):
+        self.tc = tc
+        self.annealed = self.annealings(history)
+
+    def annealings(self, history: list) -> int:
+        return annealings(history, self.tc.anneal_after) if self.tc.lr_schedule == "plateau" else 0
+
+    def set(self, optimizer: torch.optim.Optimizer, history: list, share_done: float) -> str | None:
+        """The next step's rate set; a line to say so where it was just annealed, else None."""
+        lr = learning_rate(self.tc, history, share_done)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        count = self.annealings(history)
+        if count <= self.annealed:
+            return None
+        self.annealed = count
+        return f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate {lr:g} from here on"
 
 
 def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:

@@ -24,7 +24,7 @@ from onlstm_cli.training.run_clock import ESTIMATE_STEPS, RunClock
 from onlstm_cli.training.train_report import Reporter, start_lines
 from onlstm_cli.training.train_setup import Plan
 from onlstm_cli.training.train_steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
-                                             annealings, learning_rate, make_optimizer, open_loss_log, resumed_optimizer,
+                                             make_optimizer, open_loss_log, RateSchedule, resumed_optimizer,
                                              should_average, window_length)
 
 
@@ -86,9 +86,8 @@ class Trainer:
         self.clock = RunClock(self.state.seconds, tc.time_budget, deadline, self.epoch_tokens, tc.epochs)
         self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.clock.seconds)
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
-        self.annealed = annealings(self.state.history, tc.anneal_after)  # divisions of the rate so far
-        # where the run stands for the learning rate's schedule: from the checkpoint here, then from rank 0's
-        # clock at each step (agree), so that every rank's rate is the same
+        self.rate = RateSchedule(tc, self.state.history)
+        # where the run stands, for the rate: from the checkpoint here, then from rank 0's clock at each step (agree)
         self.share_done = self.clock.share_before(self.epochs_at(self.state.epoch, self.state.position))
 
     # --- the run -------------------------------------------------------------------------------------------
@@ -163,7 +162,7 @@ class Trainer:
         tally = EpochTally()
         while s.position < rows - 1:
             length = window_length(self.tc.bptt, rows - 1 - s.position)
-            self.set_learning_rate()
+            self.rate.set(self.optimizer, s.history, self.share_done)
             hidden, loss, stepped = self.step(*self.window(length), hidden)
             s.position += length
             decision = self.agree(loss, signals)
@@ -268,8 +267,9 @@ class Trainer:
                           "seconds": round(seconds, 1)})
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
         self.average_if_stalled(valid_ppl)
-        self.anneal_if_stale()
-        self.set_learning_rate()  # the checkpoint holds the rate the next step takes
+        annealed = self.rate.set(self.optimizer, s.history, self.share_done)  # the checkpoint holds the next step's
+        if annealed:
+            self.reporter.message(f"{annealed} (epoch {s.epoch})")
         if finished:
             s.epoch, s.position = s.epoch + 1, 0  # an interrupt from here on is at the start of the next epoch
         self.checkpoint()
@@ -290,22 +290,6 @@ class Trainer:
             s.averaging = True
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
-
-    def set_learning_rate(self) -> None:
-        """The rate of the next step (train_steps.learning_rate), alike on every rank: they share the history
-        and rank 0's reading of where the run stands."""
-        lr = learning_rate(self.tc, self.state.history, self.share_done)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-
-    def anneal_if_stale(self) -> None:
-        """Says so when the history calls for a lower rate (train_steps.annealings); the next step takes it."""
-        count = annealings(self.state.history, self.tc.anneal_after)
-        if count > self.annealed:
-            self.annealed = count
-            lr = self.tc.lr / self.tc.anneal_factor ** count
-            self.reporter.message(f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate "
-                                  f"{lr:g} from here on (epoch {self.state.epoch})")
 
     def checkpoint(self) -> None:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next

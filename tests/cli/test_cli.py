@@ -406,8 +406,7 @@ def test_train_empty_corpus(runner, tmp_path):
     assert_user_error(run(runner, ["train", corpus, "--out", tmp_path / "m.onlstm", *TINY_ARGS]))
 
 
-@pytest.mark.parametrize("option,value", [("--chunk-size", "7"), ("--dropout", "1.5"), ("--epochs", "0"),
-                                          ("--anneal-after", "-1")])
+@pytest.mark.parametrize("option,value", [("--chunk-size", "7"), ("--dropout", "1.5"), ("--epochs", "0")])
 def test_train_bad_sizes(runner, tmp_path, option, value):
     corpus = write_corpus(tmp_path / "train.txt", 10)
     args = list(TINY_ARGS)

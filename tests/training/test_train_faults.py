@@ -299,12 +299,13 @@ def test_an_annealed_run_trains_and_resumes_at_the_lower_rate(corpus, tmp_path, 
     monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
-    train(corpus, out, reporter, epochs=3, optimizer="sgd", lr=1.0, anneal_after=1)
+    train(corpus, out, reporter, epochs=3, optimizer="sgd", lr=1.0, lr_schedule="plateau", anneal_after=1)
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert {g["lr"] for g in ckpt["optimizer"]["param_groups"]} == {1.0 / 16}  # epochs 2 and 3 were no better
     assert sum("learning rate 0.25 from here on" in m for m in reporter.messages) == 1
     train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=4, optimizer="sgd", lr=1.0,
-                anneal_after=1), valid=corpus["valid"], resume=checkpoint_path(out), reporter=QuietReporter())
+                lr_schedule="plateau", anneal_after=1), valid=corpus["valid"], resume=checkpoint_path(out),
+                reporter=QuietReporter())
     again = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert {g["lr"] for g in again["optimizer"]["param_groups"]} == {1.0 / 64}  # not --lr again: its history says
 
@@ -336,11 +337,11 @@ def test_the_share_of_a_run_done_is_its_epochs_or_its_time_whichever_ends_it_fir
     assert clock.share_done(8.0) == 1.0
 
 
-def test_without_annealing_the_rate_stays(corpus, tmp_path, monkeypatch):
+def test_without_the_plateau_schedule_the_rate_stays(corpus, tmp_path, monkeypatch):
     rising = iter(range(100, 200))
     monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
     out = tmp_path / "m.onlstm"
-    train(corpus, out, epochs=3, optimizer="sgd", lr=1.0)
+    train(corpus, out, epochs=3, optimizer="sgd", lr=1.0, anneal_after=1)  # the constant schedule
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert {g["lr"] for g in ckpt["optimizer"]["param_groups"]} == {1.0}
 
