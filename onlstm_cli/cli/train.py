@@ -74,8 +74,8 @@ def train(
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     with holding(out, make_folder=seeds == 1):
         if teacher:
-            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed, parse_duration(
-                time_budget), threads, right_branching, second_round, targets.value, teacher_layers)
+            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
+                                      parse_duration(time_budget), threads, right_branching, second_round, targets.value, teacher_layers)
         result = train_language_models(locals())
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM

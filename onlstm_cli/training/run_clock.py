@@ -28,18 +28,18 @@ class RunClock:
     def share_done(self, epochs_done: float) -> float:
         """How far the run is from its start (0) to its end (1): by its epochs, or by its time where its
         deadline comes sooner (the later of the two)."""
-        share = epochs_done / max(self.epochs, 1)
         left = self.budget_left()
-        if left is not None:
-            spent = self.seconds()
-            share = max(share, spent / (spent + left) if spent + left > 0 else 1.0)
-        return min(share, 1.0)
+        spent = self.seconds()
+        return self.share(epochs_done, spent, None if left is None else spent + left)
 
     def share_before(self, epochs_done: float) -> float:
         """`share_done` as the run's earlier runs left it (the same on every rank: nothing is read from a clock)."""
+        return self.share(epochs_done, self.seconds_before, self.time_budget or None)
+
+    def share(self, epochs_done: float, seconds: float, total_seconds: float | None) -> float:
         share = epochs_done / max(self.epochs, 1)
-        if self.time_budget:
-            share = max(share, self.seconds_before / self.time_budget)
+        if total_seconds is not None:
+            share = max(share, seconds / total_seconds if total_seconds > 0 else 1.0)
         return min(share, 1.0)
 
     def budget_left(self) -> float | None:

@@ -48,8 +48,7 @@ def resumed_optimizer(params, tc: TrainConfig, plan: Plan) -> torch.optim.Optimi
         optimizer.load_state_dict(plan.optimizer)
         plan.optimizer = None  # loaded; a second copy of it would stay in memory for the whole run
         for group in optimizer.param_groups:
-            # a resumed run takes this run's --lr (e.g. a lower one after a divergence), annealed as its history says
-            group["lr"] = learning_rate(tc, plan.state.history)
+            group["lr"] = tc.lr  # a resumed run takes this run's --lr (e.g. a lower one after a divergence)
     return optimizer
 
 
@@ -74,19 +73,15 @@ def annealings(history: list, after: int) -> int:
 
 
 def learning_rate(tc: TrainConfig, history: list, share_done: float = 0.0) -> float:
-    """The rate the next step takes: --lr as its schedule has it by now (the plateau schedule: divided by
-    anneal_factor for each annealing in the history; the cosine one: scaled by where the run stands,
-    `share_done`, 0 at its start and 1 at its end)."""
-    if tc.lr_schedule == "plateau":
-        return tc.lr / tc.anneal_factor ** annealings(history, tc.anneal_after)
-    if tc.lr_schedule == "cosine":
-        return tc.lr * 0.5 * (1.0 + math.cos(math.pi * min(max(share_done, 0.0), 1.0)))
-    return tc.lr
+    """The rate a step takes after `history`, `share_done` of the way through the run (RateSchedule.rate)."""
+    return RateSchedule(tc, history).rate(share_done)
 
 
 class RateSchedule:
-    """Sets the rate of each step on the optimizer (alike on every rank: they share the history and rank 0's
-    reading of where the run stands), and says where the plateau schedule lowered it."""
+    """The rate of each step, --lr as its schedule has it by now: the plateau schedule's divided by anneal_factor
+    for each annealing in the history (counted at the end of each epoch), the cosine one's scaled by where the
+    run stands (`share_done`, 0 at its start and 1 at its end). Alike on every rank: they share the history and
+    rank 0's reading of where the run stands."""
 
     def __init__(self, tc: TrainConfig, history: list):
         self.tc = tc
@@ -95,16 +90,26 @@ class RateSchedule:
     def annealings(self, history: list) -> int:
         return annealings(history, self.tc.anneal_after) if self.tc.lr_schedule == "plateau" else 0
 
-    def set(self, optimizer: torch.optim.Optimizer, history: list, share_done: float) -> str | None:
-        """The next step's rate set; a line to say so where it was just annealed, else None."""
-        lr = learning_rate(self.tc, history, share_done)
+    def rate(self, share_done: float) -> float:
+        lr = self.tc.lr / self.tc.anneal_factor ** self.annealed
+        if self.tc.lr_schedule == "cosine":
+            lr *= 0.5 * (1.0 + math.cos(math.pi * min(max(share_done, 0.0), 1.0)))
+        return lr
+
+    def set(self, optimizer: torch.optim.Optimizer, share_done: float) -> None:
+        lr = self.rate(share_done)
         for group in optimizer.param_groups:
             group["lr"] = lr
+
+    def after_epoch(self, history: list) -> str | None:
+        """The annealings counted again with the epoch just ended: a line to say so where the rate was just
+        lowered, else None."""
         count = self.annealings(history)
         if count <= self.annealed:
             return None
         self.annealed = count
-        return f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate {lr:g} from here on"
+        return (f"no better validation perplexity in {self.tc.anneal_after} epochs: learning rate "
+                f"{self.rate(0.0):g} from here on")
 
 
 def distributed_model(model: ONLSTMLanguageModel, group: Group, device: torch.device) -> torch.nn.Module:

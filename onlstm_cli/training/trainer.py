@@ -162,7 +162,7 @@ class Trainer:
         tally = EpochTally()
         while s.position < rows - 1:
             length = window_length(self.tc.bptt, rows - 1 - s.position)
-            self.rate.set(self.optimizer, s.history, self.share_done)
+            self.rate.set(self.optimizer, self.share_done)
             hidden, loss, stepped = self.step(*self.window(length), hidden)
             s.position += length
             decision = self.agree(loss, signals)
@@ -267,7 +267,8 @@ class Trainer:
                           "seconds": round(seconds, 1)})
         self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
         self.average_if_stalled(valid_ppl)
-        annealed = self.rate.set(self.optimizer, s.history, self.share_done)  # the checkpoint holds the next step's
+        annealed = self.rate.after_epoch(s.history)
+        self.rate.set(self.optimizer, self.share_done)  # the checkpoint holds the rate the next step takes
         if annealed:
             self.reporter.message(f"{annealed} (epoch {s.epoch})")
         if finished:
