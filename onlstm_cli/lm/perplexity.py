@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.lm.model import ONLSTMLanguageModel
-from onlstm_cli.text.corpus import batchify, read_corpus, token_stream
+from onlstm_cli.text.corpus import batchify, read_as_trained, token_stream
 
 
 @torch.no_grad()
@@ -28,9 +28,7 @@ def evaluate_perplexity(model: ONLSTMLanguageModel, data: torch.Tensor, bptt: in
 
 def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | None = None) -> float:
     """A trained model's perplexity on a text, read exactly as its training text and validation were."""
-    data = loaded.meta.get("data", {})
     batch_size = batch_size or loaded.meta.get("train", {}).get("eval_batch_size", 10)
-    sentences = read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False),
-                            loaded.config.reverse)
+    sentences = read_as_trained(path, loaded, loaded.config.reverse)
     stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
     return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)

@@ -62,6 +62,13 @@ def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
     return sentences
 
 
+def read_as_trained(path: str | Path, loaded, reverse: bool = False) -> list[list[str]]:
+    """A text read as the training text of `loaded` (a LoadedModel) was: its tokenizer, and --pretokenized and
+    --keep-punct as `train` was given them."""
+    data = loaded.meta.get("data", {})
+    return read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False), reverse)
+
+
 def no_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool) -> TrainingError:
     """The error for a text with no words; it points at --keep-punct when the text has only punctuation."""
     if not keep_punct and any(True for _ in iter_sentences(path, tokenizer, pretokenized, keep_punct=True)):

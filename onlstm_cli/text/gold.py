@@ -4,7 +4,7 @@ the kept words, with unary chains collapsed. Read from PTB brackets (treebanks.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 
 # Penn Treebank tags of real words (the list in the PRPN / ON-LSTM data code). Everything
@@ -46,3 +46,27 @@ class GoldSentence:
             starts.append(None if token in seen else token)
             seen.add(token)
         return list(self.tokens), starts
+
+    def as_read(self, reads: Callable[[str], bool]) -> tuple[list[str], list[Optional[int]], list[bool]]:
+        """The sentence as a model reads it: the kept words as written (as_written) and, between them, each
+        dropped token that `reads` (punctuation the model was trained on, as `parse` feeds it). Returns (the
+        tokens read, for each leaf of the model's tree the index of the token it begins or None, whether each
+        leaf is a kept word); the scored tree is the model's tree with the other leaves dropped."""
+        tokens, starts = self.as_written()
+        word_at = {position: k for k, position in enumerate(self.kept_positions)}
+        fed = {p for p, word in enumerate(self.all_words) if p not in word_at and reads(word)}
+        if not fed or len(word_at) != len(self.words):
+            return tokens, starts, [True] * len(starts)
+        read, leaf_starts, is_word = [], [], []
+        for position, word in enumerate(self.all_words):
+            if position in word_at:
+                start = starts[word_at[position]]
+                leaf_starts.append(None if start is None else len(read))
+                if start is not None:
+                    read.append(tokens[start])
+                is_word.append(True)
+            elif position in fed:
+                leaf_starts.append(len(read))
+                read.append(word)
+                is_word.append(False)
+        return read, leaf_starts, is_word

@@ -187,7 +187,7 @@ def _kept_positions(gold: GoldSentence) -> list[int]:
     return positions
 
 
-def _keep_only(tree: Tree, keep: set[int], words: list[str]) -> Tree:
+def keep_only(tree: Tree, keep: set[int], words: list[str]) -> Tree:
     """The tree restricted to the word positions in keep, unary nodes collapsed.
 
     Leaves are replaced by words[position], i.e. by the gold spelling.
@@ -230,9 +230,9 @@ def read_predicted(path: str | Path, gold: list[GoldSentence]) -> list[Tree]:
             raise GoldFormatError(f"{where}: cannot read this tree: {reason}") from None
         leaves = [escape_word(word) for word in tree_leaves(tree)]
         if leaves == [escape_word(word) for word in sentence.words]:
-            trees.append(_keep_only(tree, set(range(len(leaves))), sentence.words))
+            trees.append(keep_only(tree, set(range(len(leaves))), sentence.words))
         elif leaves == [escape_word(word) for word in sentence.all_words]:
-            trees.append(_keep_only(tree, set(_kept_positions(sentence)), sentence.all_words))
+            trees.append(keep_only(tree, set(_kept_positions(sentence)), sentence.all_words))
         else:
             expected = sentence.all_words if len(leaves) == len(sentence.all_words) \
                 else sentence.words

@@ -44,10 +44,10 @@ def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -
     from onlstm_cli.evaluation.metrics import pairwise_agreement
     from onlstm_cli.induction.teachers import teacher_trees
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.text.corpus import read_corpus
+    from onlstm_cli.text.corpus import read_as_trained
     from onlstm_cli.training.votes import left_branching_spans, right_branching_spans
     student = load_model(student_path)
-    sentences = [s for s in read_corpus(valid, student.tokenizer) if len(s) >= 3]  # shorter ones have one tree
+    sentences = [s for s in read_as_trained(valid, student) if len(s) >= 3]  # shorter ones have one tree
     if not sentences:
         return {}
     trees = teacher_trees(student, sentences, batch_size, span_parsers=True)  # as it parses

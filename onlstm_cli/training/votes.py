@@ -15,7 +15,7 @@ from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.induction.teachers import as_teacher, teacher_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
-from onlstm_cli.text.corpus import read_corpus
+from onlstm_cli.text.corpus import read_as_trained
 from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.trees import build_tree, tree_spans
 
@@ -148,9 +148,9 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     (induction/teachers.py), or loaded model files, each made the teacher `train` says."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or teachers[0].loaded
-    tokenizer, vocab = teachers[0].tokenizer, host.vocab
-    sentences = [s for s in read_corpus(corpus, tokenizer) if len(s) <= train.max_len]
-    valid_sentences = [s for s in read_corpus(valid, tokenizer) if len(s) <= train.max_len]
+    vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
+    sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len]
+    valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
         message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name)
         if message:
