@@ -377,3 +377,52 @@ def test_a_model_reads_a_treebank_as_written_and_each_word_gets_its_tokens_dista
     _, systems, (trees, distances) = model_scores.score_model(read_gold(path), str(tiny_model_path))
     assert read[0] == ["gosto", "do", "livro"]
     assert distances[0] == [3.0, 5.0, 2.0, 4.0]
+
+
+def test_a_sentence_as_read_puts_back_the_dropped_tokens_a_model_reads_between_its_words():
+    from onlstm_cli.text.gold import GoldSentence
+    gold = GoldSentence(words=["Gosto", "de", "o", "livro"], all_words=["Gosto", ",", "de", "o", "livro", "."],
+                        tags=["VERB", "ADP", "DET", "NOUN"], spans={(1, 4)}, labels={}, source="x:1",
+                        kept_positions=[0, 2, 3, 4], tokens=["Gosto", "do", "livro"], token_of_word=[0, 1, 1, 2])
+    assert gold.as_read(lambda token: token == ",") == (["Gosto", ",", "do", "livro"], [0, 1, 2, None, 3],
+                                                        [True, False, True, True, True])
+    assert gold.as_read(lambda token: False) == (*gold.as_written(), [True] * 4)
+
+
+PUNCTUATED = """# text = Ali, eve gitti.
+1\tAli\tAli\tPROPN\t_\t_\t4\tnsubj\t_\tSpaceAfter=No
+2\t,\t,\tPUNCT\t_\t_\t1\tpunct\t_\t_
+3\teve\tev\tNOUN\t_\t_\t4\tobl\t_\t_
+4\tgitti\tgit\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
+5\t.\t.\tPUNCT\t_\t_\t4\tpunct\t_\t_
+
+"""
+
+
+def test_a_model_trained_on_punctuation_reads_it_in_a_gold_sentence_and_its_tree_is_scored_without_it(
+        tmp_path, monkeypatch, tiny_model_path):
+    """As `parse` feeds a --keep-punct model the punctuation it knows: "," is read (a boundary the tree is
+    built with), "." (not in the vocabulary) is not, and the scored tree and the report's distances hold
+    the kept words only."""
+    from onlstm_cli.evaluation import model_scores
+    from onlstm_cli.modelfile import atomic_save, read_archive
+    archive = read_archive(tiny_model_path)
+    archive["vocab"] = archive["vocab"][:-1] + [","]
+    knows_comma = tmp_path / "comma.onlstm"
+    atomic_save(archive, knows_comma)
+    gold_path = tmp_path / "tr.conllu"
+    gold_path.write_text(PUNCTUATED, encoding="utf-8")
+    read = []
+
+    def fake_distances(loaded, sentences, layer=None, all_layers=False, **options):
+        read.extend(sentences)
+        d = [{4: [1.0, 9.0, 2.0, 3.0], 3: [1.0, 2.0, 3.0]}[len(s)] for s in sentences]
+        return [[x] * loaded.config.n_layers for x in d] if all_layers else d
+
+    monkeypatch.setattr(model_scores, "sentence_distances", fake_distances)
+    gold = read_gold(gold_path)
+    _, _, (trees, distances) = model_scores.score_model(gold, str(knows_comma), split="symmetric")
+    assert read == [["ali", ",", "eve", "gitti"]]
+    assert trees == [["Ali", ["eve", "gitti"]]] and distances == [[1.0, 2.0, 3.0]]
+    _, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric")
+    assert read[1] == ["ali", "eve", "gitti"] and trees == [[["Ali", "eve"], "gitti"]]  # without the comma

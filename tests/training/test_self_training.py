@@ -662,3 +662,24 @@ def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path,
         assert len(splits_used) == 2 * (2 if expected == "symmetric" else 3)
         assert any("the split: symmetric" in line for line in lines) == (expected == "symmetric")
         assert (votes.left_branching > 0) == (expected == "symmetric")
+
+
+@pytest.mark.parametrize("keep_punct", [False, True])
+def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_punct, tiny_loaded, tiny_corpus):
+    """A --keep-punct language model learned from text with its punctuation: its student does too."""
+    import dataclasses
+
+    from onlstm_cli.training.votes import left_branching_spans, votes_of
+
+    class LeftBranchingTeacher:
+        name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
+
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+            return [[left_branching_spans(len(s)) for s in sentences]]
+
+    meta = {**tiny_loaded.meta, "data": {**tiny_loaded.meta.get("data", {}), "keep_punct": keep_punct}}
+    host = dataclasses.replace(tiny_loaded, meta=meta)
+    votes = votes_of([LeftBranchingTeacher()], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(),
+                     lambda line: None, host=host)
+    read_commas = any("," in words for words in votes.valid_sentences)
+    assert read_commas == keep_punct  # the tiny corpus has a comma in most lines
