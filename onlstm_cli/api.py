@@ -90,7 +90,8 @@ class Parser(LineParser, ParserI):
 
     model: a bundled name ("en", "zh", "zh-st"), a path to a .onlstm file, or None to pick per sentence by its
     script. device: "cpu", "cuda" or "auto". batch_size: sentences per forward pass. layer, split
-    ("paper" or "symmetric"): the model's own unless given. pretokenized: split text on spaces only.
+    ("paper" or "symmetric"), punctuation ("boundaries": cut at punctuation marks first, or "ignore"): the
+    model's own unless given. pretokenized: split text on spaces only.
     ensemble=False: an ensemble file's first model alone. warn=False: no UnreadableTextWarning (below).
 
     A sentence is a string (cut by the model's tokenizer) or a list of token strings (one leaf each, as NLTK

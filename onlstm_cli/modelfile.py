@@ -73,6 +73,12 @@ class LoadedModel:
     def config(self) -> ModelConfig:
         return self.model.config
 
+    @property
+    def punctuation(self) -> str:
+        """How its trees treat punctuation marks (trees.PUNCTUATION_RULES): "boundaries" where `train` wrote it
+        (files trained since issue 40), "ignore" for files written before, the bundled ones included."""
+        return "boundaries" if self.meta.get("data", {}).get("punctuation") == "boundaries" else "ignore"
+
 
 def atomic_save(obj, path: str | Path) -> None:
     """Write to a temporary file beside `path`, then rename: a crash never leaves a half-written file."""

@@ -18,6 +18,9 @@ Tree = Union[str, list]  # list elements are Trees; mypy cannot spell the recurs
 T = TypeVar("T")
 
 SPLIT_RULES = ("paper", "symmetric")
+# "boundaries": a word right after a punctuation mark starts a constituent, split before any other word;
+# "ignore": the paper's protocol, the model's distances alone.
+PUNCTUATION_RULES = ("boundaries", "ignore")
 
 # A split chooser gets a word range [start, end) with end - start >= 2 and returns the
 # first word of the right part, start < m < end.
@@ -90,6 +93,15 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
 
 
 # --- baselines -------------------------------------------------------------------------------
+
+def punctuation_first(distances: Sequence[float], after_mark: Sequence[bool]) -> list[float]:
+    """The distances with each word right after a punctuation mark raised above every other word's, in their
+    own order: the top-down split cuts at the marks first, then inside the pieces by the model's distances."""
+    if not any(after_mark):
+        return list(distances)
+    lift = max(distances) - min(distances) + 1.0
+    return [d + lift if mark else d for d, mark in zip(distances, after_mark)]
+
 
 def right_branching(words: Sequence[str]) -> Tree:
     """[w0, [w1, [w2, ...]]]"""

@@ -12,20 +12,15 @@ import statistics
 from pathlib import Path
 
 from onlstm_cli.text.treebanks import read_gold
-from onlstm_cli.evaluation.metrics import evaluate
+from onlstm_cli.evaluation.model_scores import score_model
 from onlstm_cli.modelfile import load_model
-from onlstm_cli.induction.distances import sentence_distances, split_rule
-from onlstm_cli.trees import build_tree
 
 FIGURES = (("sentence F1", "sentence_f1"), ("corpus F1", "corpus_f1"), ("F1 ≤10", "sentence_f1_len_le_10"))
 
 
 def default_scores(path: str, gold) -> dict:
-    loaded = load_model(path)
-    words = [[loaded.tokenizer.normalize(w) for w in s.words] for s in gold]
-    rule = split_rule(loaded)
-    trees = [build_tree(d, s.words, rule) for d, s in zip(sentence_distances(loaded, words), gold)]
-    return evaluate(gold, trees) | {"validation": validation_figure(loaded)}
+    _, systems, _ = score_model(gold, path)  # the first row is the file's default parser
+    return next(iter(systems.values())) | {"validation": validation_figure(load_model(path))}
 
 
 def validation_figure(loaded) -> str:

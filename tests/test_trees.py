@@ -152,3 +152,18 @@ def test_tree_spans_binary_and_nary():
     assert tree_spans(["a", "b", "c"]) == set()
     assert tree_spans("a") == set()
     assert tree_leaves(["a", ["b", "c", "d"], "e"]) == list("abcde")
+
+
+def test_punctuation_first_lifts_the_words_after_marks_above_all_others_keeping_their_order():
+    from onlstm_cli.trees import punctuation_first
+    lifted = punctuation_first([5.0, 1.0, 2.0, 9.0, 0.5], [False, True, False, False, True])
+    assert sorted(range(5), key=lambda k: -lifted[k])[:2] == [1, 4]  # the two marked ones, above 9.0
+    assert lifted[1] > lifted[4] and [lifted[k] for k in (0, 2, 3)] == [5.0, 2.0, 9.0]
+    assert punctuation_first([3.0, 1.0], [False, False]) == [3.0, 1.0]
+
+
+def test_after_marks_finds_the_words_right_after_punctuation_marks_not_after_symbols():
+    from onlstm_cli.text.tokenizers import after_marks
+    assert after_marks(["Ali", ",", "eve", "gitti", "."]) == [False, False, True, False, False]
+    assert after_marks(["«", "Evet", "»", "dedi"]) == [False, True, False, True]
+    assert after_marks(["$", "5", "%", "x"]) == [False] * 4  # symbols are no boundary

@@ -7,11 +7,7 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import friendly_errors
-from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
-
-
-BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
-                 ("random", "random"))
+from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, PunctuationRule, SplitRule
 
 
 @friendly_errors
@@ -22,6 +18,7 @@ def evaluate(
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's (paper with --pred)."),
+    punctuation: Optional[PunctuationRule] = typer.Option(None, "--punctuation", help=PUNCTUATION_HELP + " With boundaries the report adds right- and left-branching trees cut the same way."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),
@@ -38,7 +35,7 @@ def evaluate(
     from onlstm_cli.console import printable_json
     from onlstm_cli.files import check_outputs
     from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
-    from onlstm_cli.trees import baseline_trees
+    from onlstm_cli.evaluation.model_scores import baseline_scores
 
     model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
     check_outputs([("--gold", gold), ("--pred", pred), *(("--text", path) for path in text or []), *model_file],
@@ -57,12 +54,11 @@ def evaluate(
     else:
         from onlstm_cli.evaluation.model_scores import score_model
         fields, model_systems, shown = score_model(sentences, model, layer=layer, split=split.value if split else None,
-                                                   all_layers=all_layers, device=device, ensemble=ensemble, text=text)
+                                                   all_layers=all_layers, device=device, ensemble=ensemble, text=text,
+                                                   punctuation=punctuation.value if punctuation else None)
         report.update(fields)
         systems.update(model_systems)
-    words = [s.words for s in sentences]
-    for name, label in BASELINE_ROWS:
-        systems[label] = score(sentences, baseline_trees(words, name, seed))
+    systems.update(baseline_scores(sentences, seed, cut_at_marks=report.get("punctuation") == "boundaries"))
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
     if html is not None:
         from onlstm_cli.pictures.report_page import choose_examples, report_html

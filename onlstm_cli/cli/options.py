@@ -8,6 +8,7 @@ from enum import Enum
 
 from onlstm_cli.config import COMBINE_RULES, LR_SCHEDULES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import UserError
+from onlstm_cli.trees import PUNCTUATION_RULES
 
 
 def parse_duration(text: str | None, option: str = "--time-budget") -> float | None:
@@ -35,6 +36,10 @@ class SplitRule(str, Enum):
 
 Units = Enum("Units", {choice: choice for choice in UNIT_CHOICES}, type=str)
 LrSchedule = Enum("LrSchedule", {choice: choice for choice in LR_SCHEDULES}, type=str)
+PunctuationRule = Enum("PunctuationRule", {choice: choice for choice in PUNCTUATION_RULES}, type=str)
+PUNCTUATION_HELP = ("boundaries: a word right after a punctuation mark starts a constituent, cut before any other; "
+                    "ignore: the model's distances alone (the paper's protocol). Default: the model's (boundaries "
+                    "for files trained since issue 40, ignore for the bundled ones).")
 
 
 class VoteTargets(str, Enum):

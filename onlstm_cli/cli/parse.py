@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli import parse_progress
-from onlstm_cli.cli.options import ENSEMBLE_HELP, SplitRule
+from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, PunctuationRule, SplitRule
 from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.console import printable
 from onlstm_cli.errors import OnlstmError, UserError
@@ -32,6 +32,7 @@ def parse(
     distances: bool = typer.Option(False, "--distances", "-d", help="Show each word's distance."),
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's."),
+    punctuation: Optional[PunctuationRule] = typer.Option(None, "--punctuation", help=PUNCTUATION_HELP),
     pretokenized: bool = typer.Option(False, "--pretokenized", help="Split lines on spaces only (normalization still applies)."),
     batch_size: int = typer.Option(64, "--batch-size", help="Sentences per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
@@ -67,7 +68,7 @@ def parse(
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
-                             warn=False)  # warned below, in this process, whichever processes parse
+                             warn=False, punctuation=punctuation.value if punctuation else None)  # warned below, in this process, whichever processes parse
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)

@@ -2,19 +2,18 @@
 parser, and with all_layers every layer of its language model)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from onlstm_cli.evaluation.metrics import evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.treebanks import keep_only
-from onlstm_cli.trees import build_tree
+from onlstm_cli.text.tokenizers import after_marks
+from onlstm_cli.trees import baseline_trees, build_tree, punctuation_first
 
 
 def score_model(sentences: list, model: str | None, layer: int | None = None, split: str | None = None,
-                all_layers: bool = False, device: str = "cpu", ensemble: bool = True, text: list | None = None
-                ) -> tuple[dict, dict, tuple]:
+                all_layers: bool = False, device: str = "cpu", ensemble: bool = True, text: list | None = None,
+                punctuation: str | None = None) -> tuple[dict, dict, tuple]:
     """(the report's fields about the model, its rows by name, (trees, distances) of the first row, for the
     report's example pictures). `model`: a path or bundled name, or None for the gold words' script."""
     size_kernel_cache(PARSE_KERNEL_CACHE)
@@ -24,7 +23,9 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     by_span_parser = loaded.span_parser is not None and layer is None
     layer = loaded.parse_layer if layer is None else layer
     layer_split = split or loaded.split
+    marks = (punctuation or loaded.punctuation) == "boundaries"
     fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path),
+              "punctuation": "boundaries" if marks else "ignore",
               "layer": None if by_span_parser else layer, "valid_ppl": loaded.meta.get("valid_ppl")}
     if by_span_parser and all_layers:
         fields["layer_split"] = layer_split  # the language model's rows
@@ -37,7 +38,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
                      zip(sentence_distances(loaded, normalized, layer, all_layers=True), readings)]
 
     def trees_of(distances: list, split: str):
-        return [scored_tree(d, s, is_word, split) for d, s, (_, _, is_word) in zip(distances, sentences, readings)]
+        return [scored_tree(d, s, at, split, marks) for d, s, (_, _, at) in zip(distances, sentences, readings)]
 
     def layer_trees(k: int):
         return trees_of([d[k - 1] for d in per_layer], layer_split)
@@ -49,10 +50,10 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     if by_span_parser:
         distances = [distances_of_words(d, starts) for d, (_, starts, _) in
                      zip(sentence_distances(loaded, normalized), readings)]
-        shown = (trees_of(distances, "symmetric"), words_only(distances, readings))
+        shown = (trees_of(distances, "symmetric"), words_only(distances, readings, sentences))
         systems["span parser (self-trained)"] = score(sentences, shown[0])
     else:
-        shown = (layer_trees(layer), words_only([d[layer - 1] for d in per_layer], readings))
+        shown = (layer_trees(layer), words_only([d[layer - 1] for d in per_layer], readings, sentences))
         systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
     if all_layers:
         for k in range(1, loaded.config.n_layers + 1):
@@ -61,15 +62,47 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     return fields, systems, shown
 
 
-def scored_tree(distances: list[float], sentence, is_word: list[bool], split: str):
-    """The tree over the leaves the model read, with the leaves that are not kept words (punctuation) dropped."""
+def scored_tree(distances: list[float], sentence, positions: list[int], split: str, marks: bool = False):
+    """The tree over the leaves the model read (at `positions` of sentence.all_tokens()), cut at punctuation
+    marks first where `marks` (as `parse` does), with the leaves that are not kept words (punctuation) dropped."""
+    if marks:
+        after = after_marks(sentence.all_tokens())
+        distances = punctuation_first(distances, [after[p] for p in positions])
+    kept = set(sentence.kept_positions) if len(sentence.kept_positions) == len(sentence.words) else set(positions)
+    is_word = [p in kept for p in positions]
     if all(is_word):
         return build_tree(distances, sentence.words, split)
     words = iter(sentence.words)
-    leaves = [next(words) if kept else "" for kept in is_word]
-    return keep_only(build_tree(distances, leaves, split), {k for k, kept in enumerate(is_word) if kept}, leaves)
+    leaves = [next(words) if word else "" for word in is_word]
+    return keep_only(build_tree(distances, leaves, split), {k for k, word in enumerate(is_word) if word}, leaves)
 
 
-def words_only(distances: list, readings: list) -> list:
+def words_only(distances: list, readings: list, sentences: list) -> list:
     """Each sentence's distances of its kept words (the report's pictures are of those)."""
-    return [[x for x, kept in zip(d, is_word) if kept] for d, (_, _, is_word) in zip(distances, readings)]
+    out = []
+    for d, (_, _, positions), s in zip(distances, readings, sentences):
+        kept = set(s.kept_positions) if len(s.kept_positions) == len(s.words) else set(positions)
+        out.append([x for x, p in zip(d, positions) if p in kept])
+    return out
+
+
+BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
+                 ("random", "random"))
+
+
+def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) -> dict:
+    """The baselines' rows of the report: right-, left-branching, balanced and random trees (random from
+    `seed`); with `cut_at_marks`, also right- and left-branching trees inside the pieces that punctuation
+    marks cut each sentence into, what the "boundaries" rule alone gives, beside which a model's trees cut
+    the same way are to be read."""
+    words = [s.words for s in sentences]
+    rows = {label: score(sentences, baseline_trees(words, name, seed)) for name, label in BASELINE_ROWS}
+    if cut_at_marks:
+        for label, slope in (("right-branching, cut at punctuation", -1.0), ("left-branching, cut at punctuation", 1.0)):
+            trees = []
+            for s in sentences:
+                positions = s.as_read(lambda token: False)[2]
+                distances = [slope * k for k in range(len(positions))]  # their symmetric split is the baseline
+                trees.append(scored_tree(distances, s, positions, "symmetric", marks=True))
+            rows[label] = score(sentences, trees)
+    return rows

@@ -43,4 +43,7 @@ def print_report(report: dict) -> None:
     for path, ppl in report.get("perplexity", {}).items():
         console.print(f"perplexity on {printable(path)}: {ppl:.2f}", markup=False)
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
-                  f"sentence; F1 per sentence, averaged; {split_note(report)}.", style="dim")
+                  f"sentence; F1 per sentence, averaged; {split_note(report)}"
+                  + ("; the model's trees cut at punctuation marks first, then scored without them (--punctuation "
+                     "ignore: the paper's protocol)" if report.get("punctuation") == "boundaries" else "") + ".",
+                  style="dim")

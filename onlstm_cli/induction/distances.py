@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Sequence
 
 from onlstm_cli.errors import ParseError
-from onlstm_cli.trees import Tree, build_tree, fold_tree, right_branching
+from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import is_punctuation
+from onlstm_cli.text.tokenizers import after_marks, is_punctuation
 from onlstm_cli.text.vocab import EOS
 
 
@@ -340,9 +340,10 @@ def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], l
 
 def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCache | None = None,
                 pretokenized: bool = False, layer: int | None = None, split: str | None = None,
-                batch_size: int = 64) -> list[ParsedSentence]:
+                batch_size: int = 64, punctuation: str | None = None) -> list[ParsedSentence]:
     """Parse a block of lines; the model is chosen per line when `model` is None (zh for CJK text).
-    `layer` and `split` default to the model's own."""
+    `layer`, `split` and `punctuation` (trees.PUNCTUATION_RULES) default to the model's own. The distances
+    returned are the model's; with "boundaries" the tree is cut at punctuation marks first."""
     cache = cache or ModelCache()
     by_model: dict[Path, list[int]] = {}
     fixed = resolve_model(model) if model is not None else None
@@ -366,13 +367,16 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
                                        model_tokens=not pretokenized)
         rule = split_rule(loaded, layer, split)
+        marks = (punctuation or loaded.punctuation) == "boundaries"
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
-                tree = build_tree(dist, tokens, rule)
+                tree = build_tree(punctuation_first(dist, after_marks(tokens)) if marks else dist, tokens, rule)
                 results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
                 continue
             positions = [i for i, f in enumerate(fed) if f]
-            inner = build_tree(dist, positions, rule) if positions else None
+            after = after_marks(tokens) if marks else None  # a mark the model did not read still cuts
+            cut = punctuation_first(dist, [after[i] for i in positions]) if after else dist
+            inner = build_tree(cut, positions, rule) if positions else None
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):
                 per_token[i] = d

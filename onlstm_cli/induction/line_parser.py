@@ -16,7 +16,7 @@ from onlstm_cli.text.coverage import COVERAGE_SAMPLE, coverage_warning
 from onlstm_cli.induction.distances import ParsedSentence, parse_lines, without_controls
 from onlstm_cli.induction.models import BUNDLED_MODELS, ModelCache, resolve_model
 from onlstm_cli.errors import ParseError
-from onlstm_cli.trees import SPLIT_RULES
+from onlstm_cli.trees import PUNCTUATION_RULES, SPLIT_RULES
 
 Sentence = str | Sequence[str]  # a line of text, or its tokens
 BLOCK = 2048  # lines parsed as one piece when input is plentiful (a file, a full pipe)
@@ -64,13 +64,17 @@ def positive_whole(name: str, value) -> int:
     return value
 
 
-def checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn) -> str | None:
+def checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn,
+                    punctuation=None) -> str | None:
     """Parser's arguments checked (TypeError for a wrong type, ValueError for a wrong value); the model as a string."""
     positive_whole("batch_size", batch_size)
     if layer is not None:
         positive_whole("layer", layer)
     if split is not None and split not in SPLIT_RULES:
         raise ValueError(f"unknown split rule {split!r}; expected one of {', '.join(SPLIT_RULES)} (or None: the model's)")
+    if punctuation is not None and punctuation not in PUNCTUATION_RULES:
+        raise ValueError(f"unknown punctuation rule {punctuation!r}; expected one of {', '.join(PUNCTUATION_RULES)} "
+                         "(or None: the model's)")
     if not isinstance(device, str):
         raise TypeError(f"device must be a string (cpu, cuda, cuda:N or auto), not {device!r}")
     for name, flag in (("pretokenized", pretokenized), ("ensemble", ensemble), ("warn", warn)):
@@ -120,9 +124,10 @@ class LineParser:
 
     def __init__(self, model: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64,
                  layer: int | None = None, split: str | None = None, pretokenized: bool = False,
-                 ensemble: bool = True, warn: bool = True):
-        self.model = checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn)
+                 ensemble: bool = True, warn: bool = True, punctuation: str | None = None):
+        self.model = checked_options(model, device, batch_size, layer, split, pretokenized, ensemble, warn, punctuation)
         self.batch_size, self.layer, self.split, self.pretokenized = batch_size, layer, split, pretokenized
+        self.punctuation = punctuation
         self.device, self.ensemble, self.warn = device, ensemble, warn
         self._cache = SharedModels(device, ensemble)
         self._warned: set[str] = set()  # models warned about
@@ -145,7 +150,8 @@ class LineParser:
         except ParseError:
             pass
         return {"model": model, "device": self.device, "batch_size": self.batch_size, "layer": self.layer,
-                "split": self.split, "pretokenized": self.pretokenized, "ensemble": self.ensemble, "warn": self.warn}
+                "split": self.split, "pretokenized": self.pretokenized, "ensemble": self.ensemble, "warn": self.warn,
+                "punctuation": self.punctuation}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state.pop("model"), **state)  # the model is loaded at first use, once per process
@@ -167,7 +173,8 @@ class LineParser:
 
     def _parse(self, lines: list[str], pretokenized: bool) -> list[ParsedSentence]:
         parsed = parse_lines(lines, model=self.model, cache=self._cache, pretokenized=pretokenized,
-                             layer=self.layer, split=self.split, batch_size=self.batch_size)
+                             layer=self.layer, split=self.split, batch_size=self.batch_size,
+                             punctuation=self.punctuation)
         if self.warn:
             self._check_coverage(parsed, lambda message: warnings.warn(message, UnreadableTextWarning, stacklevel=5))
         return parsed

@@ -11,7 +11,7 @@ from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_sv
 from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
 from onlstm_cli.trees import Tree, tree_spans
 
-# The CLI's baseline rows (cli.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
+# The CLI's baseline rows (evaluation.model_scores.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
 BASELINE_SYSTEMS = ("right-branching", "left-branching", "balanced", "random")
 PALETTE = ("#1f5fbf", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")

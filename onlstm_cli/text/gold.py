@@ -47,26 +47,34 @@ class GoldSentence:
             seen.add(token)
         return list(self.tokens), starts
 
-    def as_read(self, reads: Callable[[str], bool]) -> tuple[list[str], list[Optional[int]], list[bool]]:
+    def as_read(self, reads: Callable[[str], bool]) -> tuple[list[str], list[Optional[int]], list[int]]:
         """The sentence as a model reads it: the kept words as written (as_written) and, between them, each
         dropped token that `reads` (punctuation the model was trained on, as `parse` feeds it). Returns (the
-        tokens read, for each leaf of the model's tree the index of the token it begins or None, whether each
-        leaf is a kept word); the scored tree is the model's tree with the other leaves dropped."""
+        tokens read, for each leaf of the model's tree the index of the token it begins or None, each leaf's
+        position in all_words); the scored tree is the model's tree with the leaves that are not kept words
+        dropped. A sentence made without kept_positions has its words' own positions and nothing else."""
         tokens, starts = self.as_written()
+        if len(self.kept_positions) != len(self.words):
+            return tokens, starts, list(range(len(self.words)))
         word_at = {position: k for k, position in enumerate(self.kept_positions)}
         fed = {p for p, word in enumerate(self.all_words) if p not in word_at and reads(word)}
-        if not fed or len(word_at) != len(self.words):
-            return tokens, starts, [True] * len(starts)
-        read, leaf_starts, is_word = [], [], []
+        if not fed:
+            return tokens, starts, list(self.kept_positions)
+        read, leaf_starts, positions = [], [], []
         for position, word in enumerate(self.all_words):
             if position in word_at:
                 start = starts[word_at[position]]
                 leaf_starts.append(None if start is None else len(read))
                 if start is not None:
                     read.append(tokens[start])
-                is_word.append(True)
             elif position in fed:
                 leaf_starts.append(len(read))
                 read.append(word)
-                is_word.append(False)
-        return read, leaf_starts, is_word
+            else:
+                continue
+            positions.append(position)
+        return read, leaf_starts, positions
+
+    def all_tokens(self) -> list[str]:
+        """The tokens that leaf positions (as_read) index: all_words, or the words where their places are unknown."""
+        return self.all_words if len(self.kept_positions) == len(self.words) else self.words

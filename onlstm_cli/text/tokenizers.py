@@ -30,6 +30,20 @@ def is_punctuation(token: str) -> bool:
     return bool(token) and all(unicodedata.category(ch)[0] in "PS" for ch in token)
 
 
+# Unicode puts these among the punctuation (Po) though they stand for words or symbols inside a phrase.
+_NOT_MARKS = frozenset("%‰‱#&@*/\\§¶†‡′″")
+
+
+def is_mark(token: str) -> bool:
+    """True for tokens made only of punctuation marks (Unicode P*: `,` `.` `«` `)` `。`), not symbols (`$`, `%`)."""
+    return bool(token) and all(unicodedata.category(ch)[0] == "P" and ch not in _NOT_MARKS for ch in token)
+
+
+def after_marks(tokens: Sequence[str]) -> list[bool]:
+    """For each token, whether it is a word that comes right after a punctuation mark (parse's "boundaries")."""
+    return [k > 0 and is_mark(tokens[k - 1]) and not is_mark(token) for k, token in enumerate(tokens)]
+
+
 @dataclass
 class Tokenizer:
     """How raw text becomes model tokens. Stored in the model file."""

@@ -103,7 +103,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         data_meta = {"corpus": str(corpus), "valid": str(valid) if valid else None,
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
-                     "max_vocab": max_vocab, "min_freq": min_freq}
+                     "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"}
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, deadline)
         try:
             return trainer.run()

@@ -494,3 +494,23 @@ def test_a_jieba_models_own_cut_is_read_as_it_is(tiny_loaded):
     as_given = sentence_distances(tiny_loaded, words)
     assert sentence_distances(jieba_model, words, model_tokens=True)[0] == pytest.approx(as_given[0], abs=1e-6)
     assert sentence_distances(jieba_model, words)[0][3] < min(as_given[0])  # cut again: 京 is inside 北京
+
+
+def test_a_model_trained_now_cuts_its_trees_at_punctuation_marks_first(tiny_model_path):
+    """A file written by `train` since issue 40 says "boundaries": the words after a mark are split before any
+    other, whatever the model's distances; --punctuation ignore (and the bundled files) keep the model's tree."""
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.trees import tree_spans
+    assert load_model(tiny_model_path).punctuation == "boundaries"
+    assert load_model(models_dir() / "en-ptb.onlstm").punctuation == "ignore"
+    line = "the cat sat on the mat , a dog sat"
+    [cut] = parse_lines([line], model=str(tiny_model_path))
+    [plain] = parse_lines([line], model=str(tiny_model_path), punctuation="ignore")
+    assert cut.distances == plain.distances  # the model's, whatever the rule
+    assert (0, 7) in tree_spans(cut.tree) and (7, 10) in tree_spans(cut.tree)  # "... mat ," | "a dog sat"
+    fed = [t != "," for t in plain.tokens]
+    inner = build_tree([d for d in plain.distances if d is not None], [i for i, f in enumerate(fed) if f], "paper")
+    assert plain.tree == attach_skipped(inner, fed, plain.tokens)
+    with pytest.raises(ValueError, match="unknown punctuation rule"):
+        from onlstm_cli.induction.line_parser import LineParser
+        LineParser(str(tiny_model_path), punctuation="commas")

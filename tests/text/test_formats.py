@@ -385,12 +385,12 @@ def test_a_sentence_as_read_puts_back_the_dropped_tokens_a_model_reads_between_i
                         tags=["VERB", "ADP", "DET", "NOUN"], spans={(1, 4)}, labels={}, source="x:1",
                         kept_positions=[0, 2, 3, 4], tokens=["Gosto", "do", "livro"], token_of_word=[0, 1, 1, 2])
     assert gold.as_read(lambda token: token == ",") == (["Gosto", ",", "do", "livro"], [0, 1, 2, None, 3],
-                                                        [True, False, True, True, True])
-    assert gold.as_read(lambda token: False) == (*gold.as_written(), [True] * 4)
+                                                        [0, 1, 2, 3, 4])  # each leaf's place in all_words
+    assert gold.as_read(lambda token: False) == (*gold.as_written(), [0, 2, 3, 4])
 
 
 PUNCTUATED = """# text = Ali, eve gitti.
-1\tAli\tAli\tPROPN\t_\t_\t4\tnsubj\t_\tSpaceAfter=No
+1\tAli\tAli\tPROPN\t_\t_\t3\tnmod:poss\t_\tSpaceAfter=No
 2\t,\t,\tPUNCT\t_\t_\t1\tpunct\t_\t_
 3\teve\tev\tNOUN\t_\t_\t4\tobl\t_\t_
 4\tgitti\tgit\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
@@ -421,8 +421,30 @@ def test_a_model_trained_on_punctuation_reads_it_in_a_gold_sentence_and_its_tree
 
     monkeypatch.setattr(model_scores, "sentence_distances", fake_distances)
     gold = read_gold(gold_path)
-    _, _, (trees, distances) = model_scores.score_model(gold, str(knows_comma), split="symmetric")
+    _, _, (trees, distances) = model_scores.score_model(gold, str(knows_comma), split="symmetric",
+                                                        punctuation="ignore")
     assert read == [["ali", ",", "eve", "gitti"]]
     assert trees == [["Ali", ["eve", "gitti"]]] and distances == [[1.0, 2.0, 3.0]]
-    _, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric")
+    _, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric", punctuation="ignore")
     assert read[1] == ["ali", "eve", "gitti"] and trees == [[["Ali", "eve"], "gitti"]]  # without the comma
+
+
+def test_evaluate_cuts_at_punctuation_as_the_model_file_says_and_reports_baselines_cut_the_same_way(
+        tmp_path, monkeypatch, tiny_model_path):
+    """The tiny model (trained now: "boundaries") reads "Ali eve gitti" without the comma; the word after the
+    comma is split first, so [Ali [eve gitti]] where its distances alone give [[Ali eve] gitti]."""
+    from onlstm_cli.evaluation import model_scores
+    gold_path = tmp_path / "tr.conllu"
+    gold_path.write_text(PUNCTUATED, encoding="utf-8")
+    monkeypatch.setattr(model_scores, "sentence_distances",
+                        lambda loaded, sentences, layer=None, all_layers=False, **options:
+                        [[[1.0, 2.0, 3.0]] * 3 if all_layers else [1.0, 2.0, 3.0] for _ in sentences])
+    gold = read_gold(gold_path)
+    fields, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric")
+    assert fields["punctuation"] == "boundaries" and trees == [["Ali", ["eve", "gitti"]]]
+    fields, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric",
+                                                     punctuation="ignore")
+    assert fields["punctuation"] == "ignore" and trees == [[["Ali", "eve"], "gitti"]]
+    rows = model_scores.baseline_scores(gold, cut_at_marks=True)
+    assert rows["left-branching"]["corpus_f1"] != rows["left-branching, cut at punctuation"]["corpus_f1"]
+    assert set(model_scores.baseline_scores(gold)) == {"right-branching", "left-branching", "balanced", "random"}
