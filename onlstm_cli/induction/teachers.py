@@ -13,7 +13,7 @@ from typing import Protocol, Sequence, runtime_checkable
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.induction.distances import sentence_distances, split_rule
 from onlstm_cli.text.tokenizers import Tokenizer
-from onlstm_cli.trees import build_tree, punctuation_first, tree_spans
+from onlstm_cli.trees import build_tree, tree_spans
 
 Spans = set  # a tree as its constituents (start, end) over word positions, end exclusive
 
@@ -25,21 +25,14 @@ class Teacher(Protocol):
     weighing: int          # which of its voters stands for it where one tree a teacher is read (agreement, auto)
 
     def voter_trees(self, sentences: Sequence[Sequence[str]], batch_size: int = 64,
-                    model_tokens: bool = True, marks: Sequence[Sequence[bool]] | None = None) -> list[list[Spans]]:
+                    model_tokens: bool = True) -> list[list[Spans]]:
         """Each voter's constituents of each sentence (normalized words): one list of span sets a voter.
-        `model_tokens`: the words are the teacher's own tokenizer's cut (training text), not a treebank's.
-        `marks`: for each word, whether a punctuation mark came right before it, where the trees are to be cut
-        there first, as `parse` cuts them (trees.punctuation_first); None: not cut."""
+        `model_tokens`: the words are the teacher's own tokenizer's cut (training text), not a treebank's."""
         ...
 
 
-def cut_at(distances: list[float], marks: Sequence[bool] | None) -> list[float]:
-    """A sentence's distances as its tree is built: lifted after punctuation marks where `marks` are given."""
-    return punctuation_first(distances, marks) if marks is not None else distances
-
-
 def layer_trees(teacher, sentences: Sequence[Sequence[str]], layers: tuple[int, ...], batch_size: int = 64,
-                model_tokens: bool = True, marks: Sequence[Sequence[bool]] | None = None) -> list[list[Spans]]:
+                model_tokens: bool = True) -> list[list[Spans]]:
     """A loaded language model's constituents of each sentence by each of its `layers` (1-based), from one pass
     over the text: one list of trees a layer, each a voter of its own (--teacher-layers)."""
     n_layers = teacher.config.n_layers
@@ -48,9 +41,8 @@ def layer_trees(teacher, sentences: Sequence[Sequence[str]], layers: tuple[int, 
             raise TrainingError(f"--teacher-layers {layer}: {teacher.path} has layers 1 to {n_layers}")
     per_sentence = sentence_distances(teacher, sentences, batch_size=batch_size, all_layers=True,
                                       model_tokens=model_tokens)
-    marks = marks if marks is not None else [None] * len(per_sentence)
-    return [[tree_spans(build_tree(cut_at(d[layer - 1], m), list(range(len(d[layer - 1]))), teacher.split))
-             for d, m in zip(per_sentence, marks)] for layer in layers]
+    return [[tree_spans(build_tree(d[layer - 1], list(range(len(d[layer - 1]))), teacher.split))
+             for d in per_sentence] for layer in layers]
 
 
 def voting_layers(teacher, teacher_layers: tuple[int, ...] = (), extra_layers: int = 0) -> tuple[int, ...]:
@@ -81,9 +73,8 @@ class OnlstmTeacher:
         self.layers = voting_layers(loaded, layers, extra_layers)
         self.weighing = self.layers.index(weighing_layer(loaded, self.layers))
 
-    def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True, marks=None) -> list[list[Spans]]:
-        return layer_trees(self.loaded, sentences, self.layers, batch_size=batch_size, model_tokens=model_tokens,
-                           marks=marks)
+    def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
+        return layer_trees(self.loaded, sentences, self.layers, batch_size=batch_size, model_tokens=model_tokens)
 
 
 class SpanParserTeacher:
@@ -94,12 +85,12 @@ class SpanParserTeacher:
         self.loaded = loaded
         self.name, self.tokenizer, self.weighing = str(loaded.path), loaded.tokenizer, 0
 
-    def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True, marks=None) -> list[list[Spans]]:
-        return [teacher_trees(self.loaded, sentences, batch_size, model_tokens, span_parsers=True, marks=marks)]
+    def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
+        return [teacher_trees(self.loaded, sentences, batch_size, model_tokens, span_parsers=True)]
 
 
 def teacher_trees(teacher, sentences: Sequence[Sequence[str]], batch_size: int = 64, model_tokens: bool = True,
-                  span_parsers: bool = False, marks: Sequence[Sequence[bool]] | None = None) -> list[Spans]:
+                  span_parsers: bool = False) -> list[Spans]:
     """A loaded model's constituents of each sentence, as it parses: its language model's parse layer and split
     rule (a self-trained file teaches with its language model's trees), or with `span_parsers` its span
     parser's, where it has one."""
@@ -107,8 +98,7 @@ def teacher_trees(teacher, sentences: Sequence[Sequence[str]], batch_size: int =
     distances = sentence_distances(teacher, sentences, None if own else teacher.parse_layer, batch_size,
                                    model_tokens=model_tokens)
     rule = split_rule(teacher) if own else teacher.split
-    marks = marks if marks is not None else [None] * len(distances)
-    return [tree_spans(build_tree(cut_at(d, m), list(range(len(d))), rule)) for d, m in zip(distances, marks)]
+    return [tree_spans(build_tree(d, list(range(len(d))), rule)) for d in distances]
 
 
 # a model file's kind (modelfile.MODEL_KINDS) → the teacher it makes with `--teacher FILE`

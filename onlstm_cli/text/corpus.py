@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.text.tokenizers import Tokenizer, after_marks, is_punctuation
+from onlstm_cli.text.tokenizers import Tokenizer, is_punctuation
 from onlstm_cli.text.vocab import Vocabulary
 
 TOKEN_FILE_MAGIC = b"onlstm-tokens 1 "
@@ -67,24 +67,6 @@ def read_as_trained(path: str | Path, loaded, reverse: bool = False) -> list[lis
     --keep-punct as `train` was given them."""
     data = loaded.meta.get("data", {})
     return read_corpus(path, loaded.tokenizer, data.get("pretokenized", False), data.get("keep_punct", False), reverse)
-
-
-def read_with_marks(path: str | Path, loaded) -> tuple[list[list[str]], list[list[bool]] | None]:
-    """read_as_trained's sentences and, where `loaded` cuts its trees at punctuation marks (its punctuation rule
-    is "boundaries"), for each of their words whether a mark came right before it in the text, as `parse` reads
-    it; else None."""
-    sentences = read_as_trained(path, loaded)
-    if loaded.punctuation != "boundaries":
-        return sentences, None
-    data = loaded.meta.get("data", {})
-    marks = []
-    for raw in iter_sentences(path, loaded.tokenizer, data.get("pretokenized", False), keep_punct=True):
-        read = [(t, m) for t, m in zip(raw, after_marks(raw)) if data.get("keep_punct", False) or not is_punctuation(t)]
-        if read:  # a line of punctuation alone is no sentence: read_as_trained skipped it too
-            words = [t for t, _ in read]
-            # (a --characters model's words hold units that are punctuation: those sentences are not cut)
-            marks.append([m for _, m in read] if words == sentences[len(marks)] else [False] * len(sentences[len(marks)]))
-    return sentences, marks
 
 
 def no_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool) -> TrainingError:

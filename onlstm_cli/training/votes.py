@@ -15,7 +15,7 @@ from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.induction.teachers import as_teacher, teacher_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
-from onlstm_cli.text.corpus import read_with_marks
+from onlstm_cli.text.corpus import read_as_trained
 from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.trees import build_tree, tree_spans
 
@@ -148,10 +148,9 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     (induction/teachers.py), or loaded model files, each made the teacher `train` says."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or teachers[0].loaded
-    vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it),
-    # and the trees are cut at punctuation marks where the host's are (see read_with_marks)
-    sentences, marks = short_ones(*read_with_marks(corpus, host), train.max_len)
-    valid_sentences, valid_marks = short_ones(*read_with_marks(valid, host), train.max_len)
+    vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
+    sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len]
+    valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
         message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name)
         if message:
@@ -165,10 +164,10 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("each teacher votes with the trees of its layers " + ", ".join(
             f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if hasattr(t, "layers")))
     valid_lengths = [len(s) for s in valid_sentences]
-    split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log, valid_marks)
-                          if train.right_branching == AUTO else (None, None))
-    train_trees = [t.voter_trees(sentences, marks=marks) for t in teachers]  # one list of trees a voter, per teacher
-    valid_trees = valid_trees or [t.voter_trees(valid_sentences, marks=valid_marks) for t in teachers]
+    split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
+                          else (None, None))
+    train_trees = [t.voter_trees(sentences) for t in teachers]  # one list of trees a voter, per teacher
+    valid_trees = valid_trees or [t.voter_trees(valid_sentences) for t in teachers]
     weighing = [t.weighing for t in teachers]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
@@ -196,14 +195,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split)
 
 
-def short_ones(sentences: list, marks: list | None, max_len: int) -> tuple[list, list | None]:
-    """The sentences of at most max_len words, and their marks (where there are)."""
-    keep = [k for k, s in enumerate(sentences) if len(s) <= max_len]
-    return [sentences[k] for k in keep], None if marks is None else [marks[k] for k in keep]
-
-
-def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log,
-               valid_marks: list | None = None) -> tuple[str | None, list | None]:
+def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> tuple[str | None, list | None]:
     """The split rule the language-model teachers' trees are built with, read from the way they lean.
 
     The paper's split hangs the rest of a constituent to the right of the word it splits at: a right-branching
@@ -217,7 +209,7 @@ def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], 
         return None, None
     for loaded in paper:
         loaded.split = "symmetric"
-    valid_trees = [t.voter_trees(valid_sentences, marks=valid_marks) for t in teachers]
+    valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
     lean = auto_weight([own[t.weighing] for t, own in zip(teachers, valid_trees)], valid_lengths)
     if lean.direction == "left":
         log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "

@@ -78,22 +78,20 @@ def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
 
 
 def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, tiny_corpus):
-    """Trained on the teacher's trees (cut at punctuation marks, as the teacher's file parses), the student agrees
-    with them on the validation text far more than right-branching trees do."""
-    from onlstm_cli.text.corpus import read_with_marks
+    """Trained on the teacher's trees, the student agrees with them on the validation text far more than
+    right-branching trees do."""
+    from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.evaluation.metrics import sentence_f1
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.distances import sentence_distances
-    from onlstm_cli.induction.teachers import cut_at, teacher_trees
     teacher, student = load_model(tiny_model_path), load_model(student_path)
-    sentences, marks = read_with_marks(tiny_corpus["valid"], teacher)
-    wanted = teacher_trees(teacher, sentences, marks=marks)
-    got = [build_tree(cut_at(d, m), s, "symmetric")  # as it parses: cut at the marks too
-           for d, s, m in zip(sentence_distances(student, sentences), sentences, marks)]
+    sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
+    wanted = [build_tree(d, s, teacher.split) for d, s in zip(sentence_distances(teacher, sentences), sentences)]
+    got = [build_tree(d, s, "symmetric") for d, s in zip(sentence_distances(student, sentences), sentences)]
     right = [build_tree(list(range(len(s), 0, -1)), s, "paper") for s in sentences]
 
     def agreement(trees):
-        return sum(sentence_f1(tree_spans(t), w) for t, w in zip(trees, wanted)) / len(wanted)
+        return sum(sentence_f1(tree_spans(t), tree_spans(w)) for t, w in zip(trees, wanted)) / len(wanted)
     assert agreement(got) > agreement(right) + 0.1
     assert agreement(got) > 0.8
 
@@ -598,7 +596,7 @@ def test_a_new_teacher_family_is_a_class_with_a_name_a_tokenizer_and_trees(tiny_
     class LeftBranchingTeacher:  # a toy family: every sentence's left-branching tree, a single voter
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
 
-        def voter_trees(self, sentences, batch_size=64, model_tokens=True, marks=None):
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
             return [[left_branching_spans(len(s)) for s in sentences]]
 
     toy = LeftBranchingTeacher()
@@ -678,7 +676,7 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
     class LeftBranchingTeacher:
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
 
-        def voter_trees(self, sentences, batch_size=64, model_tokens=True, marks=None):
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
             return [[left_branching_spans(len(s)) for s in sentences]]
 
     meta = {**tiny_loaded.meta, "data": {**tiny_loaded.meta.get("data", {}), "keep_punct": keep_punct}}
@@ -687,33 +685,3 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
                      lambda line: None, host=host)
     read_commas = any("," in words for words in votes.valid_sentences)
     assert read_commas == keep_punct  # the tiny corpus has a comma in most lines
-
-
-def test_the_teachers_trees_are_cut_at_punctuation_marks_as_the_host_parses(tiny_loaded, tiny_corpus):
-    """A host that cuts its trees at marks ("boundaries", every file trained now) has its teachers vote with trees
-    cut the same way: each word after a mark of the text is marked, and a language model's tree splits there."""
-    import dataclasses
-
-    from onlstm_cli.induction.teachers import OnlstmTeacher
-    from onlstm_cli.training.votes import votes_of
-    given = []
-
-    class Recording(OnlstmTeacher):
-        def voter_trees(self, sentences, batch_size=64, model_tokens=True, marks=None):
-            given.append((sentences, marks))
-            return super().voter_trees(sentences, batch_size, model_tokens, marks)
-
-    assert tiny_loaded.punctuation == "boundaries"
-    votes = votes_of([Recording(tiny_loaded)], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(),
-                     lambda line: None, host=tiny_loaded)
-    sentences, marks = given[-1]
-    marked = [k for k, m in enumerate(marks) if any(m) and sentences[k][0] != "hello"]  # "… a dog , near the mat ."
-    assert marked and all(marks[k] == [j == 5 for j in range(len(sentences[k]))] for k in marked)
-    assert all(sentences[k][5] in ("on", "in", "near", "under") for k in marked)
-    for k in marked:  # no voted span crosses the cut
-        assert not any(start < 5 < end for start, end in votes.spans[k] if (start, end) != (0, len(sentences[k])))
-    ignoring = dataclasses.replace(tiny_loaded, meta={**tiny_loaded.meta, "data": {
-        **tiny_loaded.meta["data"], "punctuation": "ignore"}})
-    votes_of([Recording(ignoring)], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(), lambda line: None,
-             host=ignoring)
-    assert given[-1][1] is None
