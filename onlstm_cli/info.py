@@ -27,6 +27,7 @@ def model_info(model: str | Path) -> dict:
     report = {"model": str(model), "path": str(path), "file_bytes": path.stat().st_size,
               "lang": loaded.lang, "tokenizer": loaded.tokenizer.to_dict(),
               "sizes": model_sizes(loaded), "parse_layer": loaded.parse_layer, "split": loaded.split,
+              "punctuation": loaded.punctuation,
               "data": meta.get("data"), "recipe": meta.get("train"), "epochs": meta.get("epochs"),
               "training_seconds": meta.get("seconds"), "created": meta.get("created"),
               "onlstm_version": meta.get("onlstm_version"),
@@ -130,7 +131,8 @@ def model_rows(report: dict) -> list[tuple[str, str]]:
                       f"{sizes['chunk']}; vocabulary {sizes['vocabulary']:,} words{ngram_text(sizes)}; reads "
                       f"{sizes['direction']}"),
             ("parsing", f"layer {report['parse_layer']} of {sizes['layers']}, {report['split']} split"
-                        + ("; the span parser parses unless a layer is asked for" if "span_parser" in report else ""))]
+                        + ("; the span parser parses unless a layer is asked for" if "span_parser" in report else "")
+                        + ("; cut at punctuation marks first" if report.get("punctuation") == "boundaries" else ""))]
     if "ensemble" in report:
         ensemble = report["ensemble"]
         rows.append(("ensemble", f"{ensemble['models']} models ({', '.join(ensemble['directions'])}), distances "

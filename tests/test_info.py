@@ -61,6 +61,7 @@ def test_the_cli_prints_text_or_json(runner, model):
     rows = dict(line.split(None, 1) for line in text.stdout.splitlines() if line.startswith("  "))
     assert rows["sizes"].startswith(f"{model_info(model)['sizes']['parameters'] / 1e6:.2f} M parameters: 3 layers")
     assert rows["valid"].startswith("ppl")
+    assert rows["parsing"].endswith("cut at punctuation marks first")  # a file trained now (docs/parsing.md)
     as_json = run(runner, ["info", model, "--json"])
     assert as_json.exit_code == 0 and json.loads(as_json.stdout) == json.loads(json.dumps(model_info(model)))
 
