@@ -68,7 +68,8 @@ def parse(
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
-                             warn=False, punctuation=punctuation.value if punctuation else None)  # warned below, in this process, whichever processes parse
+                             punctuation=punctuation.value if punctuation else None,
+                             warn=False)  # warned below, in this process, whichever processes parse
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)

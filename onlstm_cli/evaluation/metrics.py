@@ -13,6 +13,12 @@ Span = tuple[int, int]
 # Labels reported by label recall, as in the ON-LSTM / PRPN papers.
 RECALL_LABELS = ("NP", "VP", "PP", "ADJP", "SBAR")
 LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
+# The report's baseline rows (trees.BASELINES name → label), and the two that punctuation marks cut first (label →
+# the slope of the distances whose symmetric split gives the baseline: rising is left-branching).
+BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
+                 ("random", "random"))
+CUT_BASELINE_ROWS = (("right-branching, cut at punctuation", -1.0), ("left-branching, cut at punctuation", 1.0))
+BASELINE_LABELS = tuple(label for _, label in BASELINE_ROWS) + tuple(label for label, _ in CUT_BASELINE_ROWS)
 
 
 def _f1(overlap: int, n_pred: int, n_gold: int) -> float:

@@ -2,7 +2,7 @@
 parser, and with all_layers every layer of its language model)."""
 from __future__ import annotations
 
-from onlstm_cli.evaluation.metrics import evaluate as score
+from onlstm_cli.evaluation.metrics import BASELINE_ROWS, CUT_BASELINE_ROWS, evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
@@ -40,6 +40,11 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     def trees_of(distances: list, split: str):
         return [scored_tree(d, s, at, split, marks) for d, s, (_, _, at) in zip(distances, sentences, readings)]
 
+    def shown_distances(distances: list):  # the pictures' bars: what each tree was built from, of the kept words
+        if marks:
+            distances = [cut_distances(d, s, at) for d, s, (_, _, at) in zip(distances, sentences, readings)]
+        return words_only(distances, readings, sentences)
+
     def layer_trees(k: int):
         return trees_of([d[k - 1] for d in per_layer], layer_split)
 
@@ -50,10 +55,10 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     if by_span_parser:
         distances = [distances_of_words(d, starts) for d, (_, starts, _) in
                      zip(sentence_distances(loaded, normalized), readings)]
-        shown = (trees_of(distances, "symmetric"), words_only(distances, readings, sentences))
+        shown = (trees_of(distances, "symmetric"), shown_distances(distances))
         systems["span parser (self-trained)"] = score(sentences, shown[0])
     else:
-        shown = (layer_trees(layer), words_only([d[layer - 1] for d in per_layer], readings, sentences))
+        shown = (layer_trees(layer), shown_distances([d[layer - 1] for d in per_layer]))
         systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
     if all_layers:
         for k in range(1, loaded.config.n_layers + 1):
@@ -66,9 +71,8 @@ def scored_tree(distances: list[float], sentence, positions: list[int], split: s
     """The tree over the leaves the model read (at `positions` of sentence.all_tokens()), cut at punctuation
     marks first where `marks` (as `parse` does), with the leaves that are not kept words (punctuation) dropped."""
     if marks:
-        after = after_marks(sentence.all_tokens())
-        distances = punctuation_first(distances, [after[p] for p in positions])
-    kept = set(sentence.kept_positions) if len(sentence.kept_positions) == len(sentence.words) else set(positions)
+        distances = cut_distances(distances, sentence, positions)
+    kept = kept_places(sentence, positions)
     is_word = [p in kept for p in positions]
     if all(is_word):
         return build_tree(distances, sentence.words, split)
@@ -77,17 +81,24 @@ def scored_tree(distances: list[float], sentence, positions: list[int], split: s
     return keep_only(build_tree(distances, leaves, split), {k for k, word in enumerate(is_word) if word}, leaves)
 
 
+def cut_distances(distances: list[float], sentence, positions: list[int]) -> list[float]:
+    """The distances of the leaves at `positions`, lifted after punctuation marks (trees.punctuation_first)."""
+    after = after_marks(sentence.all_tokens())
+    return punctuation_first(distances, [after[p] for p in positions])
+
+
 def words_only(distances: list, readings: list, sentences: list) -> list:
     """Each sentence's distances of its kept words (the report's pictures are of those)."""
     out = []
     for d, (_, _, positions), s in zip(distances, readings, sentences):
-        kept = set(s.kept_positions) if len(s.kept_positions) == len(s.words) else set(positions)
+        kept = kept_places(s, positions)
         out.append([x for x, p in zip(d, positions) if p in kept])
     return out
 
 
-BASELINE_ROWS = (("right", "right-branching"), ("left", "left-branching"), ("balanced", "balanced"),
-                 ("random", "random"))
+def kept_places(sentence, positions: list[int]) -> set[int]:
+    """The places (in sentence.all_tokens()) of its kept words: every leaf's where their places are unknown."""
+    return set(sentence.kept_positions) if len(sentence.kept_positions) == len(sentence.words) else set(positions)
 
 
 def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) -> dict:
@@ -98,7 +109,7 @@ def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) 
     words = [s.words for s in sentences]
     rows = {label: score(sentences, baseline_trees(words, name, seed)) for name, label in BASELINE_ROWS}
     if cut_at_marks:
-        for label, slope in (("right-branching, cut at punctuation", -1.0), ("left-branching, cut at punctuation", 1.0)):
+        for label, slope in CUT_BASELINE_ROWS:
             trees = []
             for s in sentences:
                 positions = s.as_read(lambda token: False)[2]

@@ -7,12 +7,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from onlstm_cli.evaluation.metrics import BASELINE_LABELS
 from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_svg, text_width
 from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
 from onlstm_cli.trees import Tree, tree_spans
 
-# The CLI's baseline rows (evaluation.model_scores.BASELINE_ROWS); charts draw these dashed, the model's systems solid.
-BASELINE_SYSTEMS = ("right-branching", "left-branching", "balanced", "random")
+# The report's baseline rows; charts draw these dashed, the model's systems solid.
+BASELINE_SYSTEMS = BASELINE_LABELS
 PALETTE = ("#1f5fbf", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 
@@ -336,7 +337,10 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
             '<p class="legend">F1 is unlabeled bracketing F1 in percent, as in the ON-LSTM and PRPN papers: '
             "punctuation and traces removed by POS tag, spans of at least 2 words except the whole sentence; "
             "sentence F1 is averaged over sentences, corpus F1 pools the spans. The upper bound is the best "
-            "any binary tree can score against the (n-ary) gold trees.</p>",
+            "any binary tree can score against the (n-ary) gold trees."
+            + (" The model's trees were cut at punctuation marks first (a word right after a mark starts a "
+               "constituent), then scored without them; the rows \u201ccut at punctuation\u201d are the baselines "
+               "cut the same way." if report.get("punctuation") == "boundaries" else "") + "</p>",
             "<h2>Charts</h2>", '<div class="charts">' + "".join(report_charts(report)) + "</div>"]
     if examples:
         body.append("<h2>Examples</h2>")

@@ -440,8 +440,9 @@ def test_evaluate_cuts_at_punctuation_as_the_model_file_says_and_reports_baselin
                         lambda loaded, sentences, layer=None, all_layers=False, **options:
                         [[[1.0, 2.0, 3.0]] * 3 if all_layers else [1.0, 2.0, 3.0] for _ in sentences])
     gold = read_gold(gold_path)
-    fields, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric")
+    fields, _, (trees, shown) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric")
     assert fields["punctuation"] == "boundaries" and trees == [["Ali", ["eve", "gitti"]]]
+    assert shown == [[1.0, 5.0, 3.0]]  # the pictures' bars are what the tree was built from: "eve" lifted
     fields, _, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), split="symmetric",
                                                      punctuation="ignore")
     assert fields["punctuation"] == "ignore" and trees == [[["Ali", "eve"], "gitti"]]
