@@ -44,14 +44,15 @@ class NotAConstituent(ValueError):
 
 
 @Language.factory("onlstm", default_config={"model": "en", "batch_size": 64, "device": "cpu", "layer": None,
-                                            "ensemble": True})
+                                            "ensemble": True, "punctuation": None})
 def create_onlstm_component(nlp: Language, name: str, model: str, batch_size: int, device: str,
-                            layer: int | None, ensemble: bool) -> "OnlstmComponent":
+                            layer: int | None, ensemble: bool, punctuation: str | None) -> "OnlstmComponent":
     if nlp.lang == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
         warnings.warn('spaCy cuts this Chinese pipeline\'s text into characters, so each character is a leaf; '
                       'for words use spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})',
                       stacklevel=2)
-    return OnlstmComponent(model, batch_size=batch_size, device=device, layer=layer, ensemble=ensemble)
+    return OnlstmComponent(model, batch_size=batch_size, device=device, layer=layer, ensemble=ensemble,
+                           punctuation=punctuation)
 
 
 class OnlstmComponent:

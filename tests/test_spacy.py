@@ -171,3 +171,26 @@ def test_a_chinese_pipeline_that_cuts_characters_warns(tiny_model_path):
         warnings.simplefilter("always")
         pipeline(tiny_model_path, "zh")
     assert any("segmenter" in str(w.message) and "jieba" in str(w.message) for w in caught)
+
+
+def test_the_punctuation_rule_is_the_model_files_unless_the_config_says(tiny_model_path):
+    """A file trained now cuts at punctuation marks ("boundaries"); the config's "ignore" gives the model's
+    distances alone: the constituents are those of the parser's tree either way."""
+    from onlstm_cli.api import Parser
+    from onlstm_cli.spacy_component import sentence_constituents
+    line = "the cat sat on the mat , a dog sat"
+
+    def constituents(**config):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("sentencizer")
+        nlp.add_pipe("onlstm", config={"model": str(tiny_model_path), **config})
+        [sent] = list(nlp(line).sents)
+        assert nlp.get_pipe("onlstm").parser.punctuation == config.get("punctuation")  # passed on to the parser
+        return {(c.start, c.end) for c in sent._.constituents}
+
+    def parsers(**options):
+        [parsed] = Parser.load(str(tiny_model_path), pretokenized=True, **options).parse_lines([line])
+        return set(sentence_constituents(parsed.tree, 10))
+    cut = constituents()
+    assert cut == parsers() and (0, 7) in cut and (7, 10) in cut  # "… mat ," | "a dog sat"
+    assert constituents(punctuation="ignore") == parsers(punctuation="ignore")
