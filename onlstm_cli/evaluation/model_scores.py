@@ -2,6 +2,8 @@
 parser, and with all_layers every layer of its language model)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from onlstm_cli.evaluation.metrics import BASELINE_ROWS, CUT_BASELINE_ROWS, evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
@@ -37,13 +39,13 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
         per_layer = [[distances_of_words(d, starts) for d in layers] for layers, (_, starts, _) in
                      zip(sentence_distances(loaded, normalized, layer, all_layers=True), readings)]
 
+    leaves = [Leaves.of(s, at, marks) for s, (_, _, at) in zip(sentences, readings)]
+
     def trees_of(distances: list, split: str):
-        return [scored_tree(d, s, at, split, marks) for d, s, (_, _, at) in zip(distances, sentences, readings)]
+        return [scored_tree(d, s, own, split) for d, s, own in zip(distances, sentences, leaves)]
 
     def shown_distances(distances: list):  # the pictures' bars: what each tree was built from, of the kept words
-        if marks:
-            distances = [cut_distances(d, s, at) for d, s, (_, _, at) in zip(distances, sentences, readings)]
-        return words_only(distances, readings, sentences)
+        return [[x for x, word in zip(own.cut(d), own.is_word) if word] for d, own in zip(distances, leaves)]
 
     def layer_trees(k: int):
         return trees_of([d[k - 1] for d in per_layer], layer_split)
@@ -67,38 +69,35 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     return fields, systems, shown
 
 
-def scored_tree(distances: list[float], sentence, positions: list[int], split: str, marks: bool = False):
-    """The tree over the leaves the model read (at `positions` of sentence.all_tokens()), cut at punctuation
-    marks first where `marks` (as `parse` does), with the leaves that are not kept words (punctuation) dropped."""
-    if marks:
-        distances = cut_distances(distances, sentence, positions)
-    kept = kept_places(sentence, positions)
-    is_word = [p in kept for p in positions]
-    if all(is_word):
+@dataclass
+class Leaves:
+    """What each leaf of a model's tree of a gold sentence is: a kept word or not (punctuation the model read),
+    and, where the tree is cut at punctuation marks, whether a mark comes right before it."""
+    is_word: list[bool]
+    after_mark: list[bool] | None = None
+
+    @classmethod
+    def of(cls, sentence, positions: list[int], marks: bool) -> "Leaves":
+        """The leaves at `positions` of sentence.all_tokens() (GoldSentence.as_read)."""
+        kept = set(sentence.kept_positions) if sentence.places_known else set(range(len(sentence.words)))
+        after = after_marks(sentence.all_tokens()) if marks else None
+        return cls([p in kept for p in positions], None if after is None else [after[p] for p in positions])
+
+    def cut(self, distances: list[float]) -> list[float]:
+        """The distances the tree is built from: lifted after punctuation marks where it is cut there."""
+        return distances if self.after_mark is None else punctuation_first(distances, self.after_mark)
+
+
+def scored_tree(distances: list[float], sentence, leaves: Leaves, split: str):
+    """The tree over the leaves the model read, cut at punctuation marks first where `leaves` say (as `parse`
+    does), with the leaves that are not kept words (punctuation) dropped."""
+    distances = leaves.cut(distances)
+    if all(leaves.is_word):
         return build_tree(distances, sentence.words, split)
     words = iter(sentence.words)
-    leaves = [next(words) if word else "" for word in is_word]
-    return keep_only(build_tree(distances, leaves, split), {k for k, word in enumerate(is_word) if word}, leaves)
-
-
-def cut_distances(distances: list[float], sentence, positions: list[int]) -> list[float]:
-    """The distances of the leaves at `positions`, lifted after punctuation marks (trees.punctuation_first)."""
-    after = after_marks(sentence.all_tokens())
-    return punctuation_first(distances, [after[p] for p in positions])
-
-
-def words_only(distances: list, readings: list, sentences: list) -> list:
-    """Each sentence's distances of its kept words (the report's pictures are of those)."""
-    out = []
-    for d, (_, _, positions), s in zip(distances, readings, sentences):
-        kept = kept_places(s, positions)
-        out.append([x for x, p in zip(d, positions) if p in kept])
-    return out
-
-
-def kept_places(sentence, positions: list[int]) -> set[int]:
-    """The places (in sentence.all_tokens()) of its kept words: every leaf's where their places are unknown."""
-    return set(sentence.kept_positions) if len(sentence.kept_positions) == len(sentence.words) else set(positions)
+    labels = [next(words) if word else "" for word in leaves.is_word]
+    return keep_only(build_tree(distances, labels, split), {k for k, word in enumerate(leaves.is_word) if word},
+                     labels)
 
 
 def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) -> dict:
@@ -114,6 +113,6 @@ def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) 
             for s in sentences:
                 positions = s.as_read(lambda token: False)[2]
                 distances = [slope * k for k in range(len(positions))]  # their symmetric split is the baseline
-                trees.append(scored_tree(distances, s, positions, "symmetric", marks=True))
+                trees.append(scored_tree(distances, s, Leaves.of(s, positions, marks=True), "symmetric"))
             rows[label] = score(sentences, trees)
     return rows

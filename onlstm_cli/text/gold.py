@@ -54,7 +54,7 @@ class GoldSentence:
         position in all_words); the scored tree is the model's tree with the leaves that are not kept words
         dropped. A sentence made without kept_positions has its words' own positions and nothing else."""
         tokens, starts = self.as_written()
-        if len(self.kept_positions) != len(self.words):
+        if not self.places_known:
             return tokens, starts, list(range(len(self.words)))
         word_at = {position: k for k, position in enumerate(self.kept_positions)}
         fed = {p for p, word in enumerate(self.all_words) if p not in word_at and reads(word)}
@@ -75,6 +75,11 @@ class GoldSentence:
             positions.append(position)
         return read, leaf_starts, positions
 
+    @property
+    def places_known(self) -> bool:
+        """Whether kept_positions places each kept word in all_words (both readers record it)."""
+        return len(self.kept_positions) == len(self.words)
+
     def all_tokens(self) -> list[str]:
         """The tokens that leaf positions (as_read) index: all_words, or the words where their places are unknown."""
-        return self.all_words if len(self.kept_positions) == len(self.words) else self.words
+        return self.all_words if self.places_known else self.words
