@@ -177,6 +177,11 @@ class PreparedWeights:
         self._recurrent = None  # (key, w_hh prepared)
         self._joined = None     # (key, [W_ih | W_hh] prepared, its first 2n rows prepared)
 
+    def __getstate__(self):
+        # A copy or a saved module leaves the prepared weights behind (oneDNN's packed layout is an opaque
+        # tensor that can be neither copied nor pickled); they are prepared again on first use.
+        return {**self.__dict__, "_recurrent": None, "_joined": None}
+
     @staticmethod
     def _key(*weights):
         return tuple((w.data_ptr(), w._version, w.device, w.dtype) for w in weights) + (backend_of(weights[0]),)

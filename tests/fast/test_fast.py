@@ -326,6 +326,24 @@ def test_packed_layer_from_its_inputs_with_the_joined_weight_equals_the_projecte
         assert torch.allclose(a, b, atol=1e-5)
 
 
+def test_a_layer_that_has_parsed_can_be_copied_and_saved_whole():
+    """Its prepared weights (oneDNN's packed layout is an opaque tensor, which can be neither copied nor
+    pickled) are left behind and prepared again by the copy: `copy.deepcopy(model).cuda()` after a parse on
+    CPU failed on a GPU machine."""
+    import copy
+    import io
+    layer, _ = packed_layer_and_batch([3, 2], seed=2)
+    with torch.no_grad():
+        kept = layer.prepared.joined(4)
+        twin = copy.deepcopy(layer)
+        torch.save(layer, io.BytesIO())
+    assert layer.prepared.joined(4) is kept  # the original keeps its own
+    assert twin.prepared.ih is twin.ih.weight and twin.prepared.hh is twin.hh.weight
+    x = torch.randn(2, 6 + 20)  # a step's input beside its hidden state, as the joined weight reads them
+    with torch.no_grad():
+        assert torch.equal(onednn.step_linear(x, twin.prepared.joined(4)), onednn.step_linear(x, kept))
+
+
 def test_packed_top_layer_computes_only_the_master_gates_at_each_sequences_last_step():
     """A parse's last layer: the same master forget gates, with fewer rows in the full step products."""
     from onlstm_cli.fast.recurrence import packed_inference_layer

@@ -94,7 +94,8 @@ def test_a_sentence_too_long_for_cky_gets_its_language_models_tree(student, monk
 def test_an_absurdly_long_line_is_refused_and_the_others_are_answered(model, runner, monkeypatch):
     from onlstm_cli.cli.commands import app
     monkeypatch.setattr(parser_module, "MAX_SENTENCE_WORDS", 6)
-    result = runner.invoke(app, ["parse", "-m", model, "-f", "bracket"],
+    # -j 1: worker processes would not see the patched limit (a machine of more than 2 cores starts them)
+    result = runner.invoke(app, ["parse", "-m", model, "-f", "bracket", "-j", "1"],
                            input="the cat sat\n" + "word " * 7 + "\nthe dog ran\n")
     assert result.exit_code == 2
     lines = result.stdout.split("\n")
