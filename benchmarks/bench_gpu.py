@@ -456,16 +456,26 @@ def order_flips(a, b):
 
 
 def bench_trees(args, device, lines) -> list:
-    """`onlstm parse --pretokenized` of the lines on the device and on CPU: compare trees. On a CPU-only
-    smoke run the device side is the torch cell, the CPU side the default backend."""
+    """`onlstm parse --pretokenized` of the lines on the device and on CPU: compare trees, those of the
+    file's span parser (its default) and those of its language model's parse layer (the ON-LSTM's own
+    distances, through the device's cell). On a CPU-only smoke run the device side is the torch cell, the
+    CPU side the default backend."""
+    from onlstm_cli.modelfile import load_model
+    rows = []
+    for layer in (None, load_model(BUNDLED_MODEL).parse_layer):
+        rows += compare_trees(device, lines, layer)
+    return rows
+
+
+def compare_trees(device, lines, layer: int | None) -> list:
     from onlstm_cli.induction.distances import parse_lines
     from onlstm_cli.induction.models import ModelCache
     pinned = "torch" if device.type == "cpu" else None
     with fast.forced(cell=pinned) if pinned else _nothing():
         on_device = parse_lines(lines, model=str(BUNDLED_MODEL), cache=ModelCache(device.type, ensemble=False),
-                                pretokenized=True)
+                                pretokenized=True, layer=layer)
     on_cpu = parse_lines(lines, model=str(BUNDLED_MODEL), cache=ModelCache("cpu", ensemble=False),
-                         pretokenized=True)
+                         pretokenized=True, layer=layer)
     differ = ties_only = 0
     worst = 0.0
     for got, want in zip(on_device, on_cpu):
@@ -476,7 +486,8 @@ def bench_trees(args, device, lines) -> list:
             differ += 1
             ties_only += order_flips(a, b)[1]
     side = "cuda" if device.type == "cuda" else "cpu, torch cell,"
-    label = f"trees on {side} vs cpu, {len(lines):,} lines"
+    parser = "span parser" if layer is None else f"layer {layer}"
+    label = f"trees ({parser}) on {side} vs cpu, {len(lines):,} lines"
     return [(f"{label}: sentences whose trees differ", differ, "", "target: 0, or at ties only"),
             (f"{label}: ... only where two distances tie within 1e-4", ties_only, "", ""),
             (f"{label}: ... otherwise", differ - ties_only, "", "target: 0"),
@@ -541,7 +552,7 @@ def main(argv=None) -> int:
     def show(rows):
         for label, value, unit, note in rows:
             figure = f"{value:12,.0f}" if isinstance(value, int) or abs(value) >= 100 else f"{value:12.4g}"
-            print(f"{label:92s} {figure} {unit:11s} {note}".rstrip(), flush=True)
+            print(f"{label:100s} {figure} {unit:11s} {note}".rstrip(), flush=True)
 
     if parts & {"train", "original"}:
         show(bench_train(args, device, parts))

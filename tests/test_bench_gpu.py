@@ -33,7 +33,9 @@ def test_the_cpu_smoke_mode_prints_every_part(bench, capsys):
     out = capsys.readouterr().out
     for needle in ("onlstm backend: cpu", "train 20/40 batch 4: onlstm ", "ratio onlstm / nn.LSTM",
                    "ratio onlstm / original-code structure (re-implemented)", "distances, 40 lines, 200/400, batch 32",
-                   "best (batch", "sentences whose trees differ", "only where two distances tie within 1e-4"):
+                   "best (batch", "trees (span parser) on cpu, torch cell, vs cpu, 40 lines: sentences whose trees differ",
+                   "trees (layer 2) on cpu, torch cell, vs cpu, 40 lines: sentences whose trees differ",
+                   "only where two distances tie within 1e-4"):
         assert needle in out, needle
 
 
