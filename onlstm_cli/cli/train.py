@@ -194,10 +194,10 @@ def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
     check_lm_options(o)
     from onlstm_cli.text.tokenizers import Tokenizer
     from onlstm_cli.text.languages import assumed_note, check_lang, default_tokenizer, detect_lang
-    lang = detect_lang(o["corpus"]) if o["lang"] == "auto" else check_lang(o["lang"])
+    lang, mix = detect_lang(o["corpus"]) if o["lang"] == "auto" else (check_lang(o["lang"]), None)
     tok = default_tokenizer(lang) if o["tokenizer"] == "auto" else Tokenizer(o["tokenizer"])
     tok.characters = o["characters"]
-    assumed = assumed_note(lang, given=o["lang"] != "auto")
+    assumed = assumed_note(lang, given=o["lang"] != "auto", mix=mix)
     note = None if o["resume"] is not None else (  # a resumed run reads as its checkpoint says
         f"language {lang}, tokenizer {tok.kind}{' (characters)' if tok.characters else ''}"
         + (f": {assumed}" if assumed else "") + "; --lang and --tokenizer change them")

@@ -3,6 +3,7 @@ it parses with, and how a language is told from its text when the user does not 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,21 +75,30 @@ def script_of(text: str) -> str | None:
 def lang_of_text(text: str) -> str:
     """The language `--lang auto` takes for a text, by its script: zh for CJK ideographs, en for Latin (or no
     letters), "und-<script>" for any other script."""
-    script = script_of(text)
+    return lang_of_script(script_of(text))
+
+
+def lang_of_script(script: str | None) -> str:
     return "zh" if script == "Hani" else "en" if script in (None, "Latn") else f"und-{script}"
 
 
-def assumed_note(lang: str, given: bool) -> str | None:
-    """What to tell a user about a language taken for them; None where they gave it."""
+def assumed_note(lang: str, given: bool, mix: dict[str, float] | None = None) -> str | None:
+    """What to tell a user about a language taken for them; None where they gave it. `mix`: the share of the
+    corpus's lines in each script (detect_lang), said where the lines are not all of one script."""
     if given:
         return None
     if lang == "en":
-        return "the text is in Latin script: English rules (the PTB tokenizer) are used; for another language " \
+        note = "the text is in Latin script: English rules (the PTB tokenizer) are used; for another language " \
                "give --lang CODE (e.g. --lang tr), which reads words by Unicode class"
-    if lang.startswith("und-"):
-        return f"the text is in {SCRIPT_NAMES.get(lang[4:], lang[4:])} script: words are read by Unicode class; " \
+    elif lang.startswith("und-"):
+        note = f"the text is in {SCRIPT_NAMES.get(lang[4:], lang[4:])} script: words are read by Unicode class; " \
                "give --lang CODE to name its language"
-    return f"the text is in CJK script: taken as Chinese (--lang {lang}); give --lang CODE for another language"
+    else:
+        note = f"the text is in CJK script: taken as Chinese (--lang {lang}); give --lang CODE for another language"
+    if mix and len(mix) > 1:
+        shares = ", ".join(f"{SCRIPT_NAMES[code]} {100 * share:.0f}%" for code, share in mix.items())
+        note = note.replace("the text is in", "most of the text is in", 1) + f" (its first lines by script: {shares})"
+    return note
 
 
 def check_lang(code: str) -> str:
@@ -98,11 +108,16 @@ def check_lang(code: str) -> str:
     return code
 
 
-def detect_lang(path: Path, n_lines: int = 200) -> str:
-    """The language of a corpus, from its first lines' script."""
+def detect_lang(path: Path, n_lines: int = 200) -> tuple[str, dict[str, float]]:
+    """The language of a corpus, from the script most of its first lines are in (one line of another script,
+    a Chinese name in a Turkish text say, does not decide for the others), and the share of those lines in
+    each script, largest first."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            head = "".join(line for _, line in zip(range(n_lines), f))
+            scripts = Counter(script_of(line) for _, line in zip(range(n_lines), f))
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
-    return lang_of_text(head)
+    scripts.pop(None, None)  # lines without letters say nothing
+    total = sum(scripts.values())
+    mix = {code: count / total for code, count in scripts.most_common()}
+    return lang_of_script(next(iter(mix), None)), mix

@@ -33,3 +33,20 @@ def test_a_bad_language_code_is_refused_in_one_line(code):
     with pytest.raises(UserError, match="expected a language code"):
         check_lang(code)
     assert check_lang("pt-BR") == "pt-BR" and check_lang("und-Cyrl") == "und-Cyrl"
+
+
+def test_a_corpus_is_taken_in_the_script_of_most_of_its_lines_and_a_mix_is_said(tmp_path):
+    from onlstm_cli.text.languages import detect_lang
+    corpus = tmp_path / "tr.txt"
+    corpus.write_text("Bu kitap çok güzel .\n" * 8 + "Pekin'e 北京 denir .\n" + "12 34\n" + "Ali okula gitti .\n")
+    lang, mix = detect_lang(corpus)
+    assert lang == "en" and mix == {"Latn": 0.9, "Hani": 0.1}  # one line of ideographs does not make it Chinese
+    note = assumed_note(lang, given=False, mix=mix)
+    assert note.startswith("most of the text is in Latin script") and note.endswith("Latin 90%, CJK 10%)")
+    corpus.write_text("кошка сидит .\n" * 3 + "the cat sat .\n" * 2)
+    assert detect_lang(corpus) == ("und-Cyrl", {"Cyrl": 0.6, "Latn": 0.4})
+    corpus.write_text("кошка сидит .\n")
+    lang, mix = detect_lang(corpus)
+    assert assumed_note(lang, given=False, mix=mix).startswith("the text is in Cyrillic script")
+    corpus.write_text("")
+    assert detect_lang(corpus) == ("en", {})
