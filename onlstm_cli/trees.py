@@ -18,7 +18,8 @@ Tree = Union[str, list]  # list elements are Trees; mypy cannot spell the recurs
 T = TypeVar("T")
 
 SPLIT_RULES = ("paper", "symmetric")
-# "boundaries": a word right after a punctuation mark starts a constituent, split before any other word;
+# "boundaries": a constituent starts at an opening bracket or quote and right after any other punctuation mark
+# (tokenizers.piece_starts), split before any other word;
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
 
@@ -94,13 +95,14 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
 
 # --- baselines -------------------------------------------------------------------------------
 
-def punctuation_first(distances: Sequence[float], after_mark: Sequence[bool]) -> list[float]:
-    """The distances with each word right after a punctuation mark raised above every other word's, in their
-    own order: the top-down split cuts at the marks first, then inside the pieces by the model's distances."""
-    if not any(after_mark):
+def punctuation_first(distances: Sequence[float], piece_start: Sequence[bool]) -> list[float]:
+    """The distances with each word where a piece starts (right after a punctuation mark, or at one that opens:
+    tokenizers.piece_starts) raised above every other word's, in their own order: the top-down split cuts at
+    the marks first, then inside the pieces by the model's distances."""
+    if not any(piece_start):
         return list(distances)
     lift = max(distances) - min(distances) + 1.0
-    return [d + lift if mark else d for d, mark in zip(distances, after_mark)]
+    return [d + lift if start else d for d, start in zip(distances, piece_start)]
 
 
 def right_branching(words: Sequence[str]) -> Tree:

@@ -162,8 +162,20 @@ def test_punctuation_first_lifts_the_words_after_marks_above_all_others_keeping_
     assert punctuation_first([3.0, 1.0], [False, False]) == [3.0, 1.0]
 
 
-def test_after_marks_finds_the_words_right_after_punctuation_marks_not_after_symbols():
-    from onlstm_cli.text.tokenizers import after_marks
-    assert after_marks(["Ali", ",", "eve", "gitti", "."]) == [False, False, True, False, False]
-    assert after_marks(["«", "Evet", "»", "dedi"]) == [False, True, False, True]
-    assert after_marks(["$", "5", "%", "x"]) == [False] * 4  # symbols are no boundary
+def test_pieces_start_after_a_mark_or_at_one_that_opens_not_after_symbols():
+    from onlstm_cli.text.tokenizers import piece_starts
+    assert piece_starts(["Ali", ",", "eve", "gitti", "."]) == [False, False, True, False, False]
+    assert piece_starts(["«", "Evet", "»", "dedi"]) == [False, False, False, True]
+    assert piece_starts(["Ali", "«", "evet", "»", "dedi"]) == [False, True, False, False, True]
+    assert piece_starts(["a", ",", "(", "«", "b", ")"]) == [False, False, True, False, False, False]
+    assert piece_starts(["$", "5", "%", "x"]) == [False] * 4  # symbols are no boundary
+    # quotation marks alternate within their family, whichever way a language writes them
+    for quotes in ('""', "“”", "„“", "»«", "«»"):
+        assert piece_starts(["a", quotes[0], "b", quotes[1], "c"]) == [False, True, False, False, True], quotes
+
+
+def test_a_piece_start_at_a_token_left_out_goes_to_the_next_one_kept():
+    from onlstm_cli.text.tokenizers import piece_starts, starts_among
+    tokens = ["a", '"', "b", '"', "c", "d"]
+    assert starts_among(piece_starts(tokens), [0, 2, 4, 5]) == [False, True, True, False]
+    assert starts_among(piece_starts(tokens), [0, 1, 2, 3, 4, 5]) == piece_starts(tokens)

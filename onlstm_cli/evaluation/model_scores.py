@@ -9,7 +9,7 @@ from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.treebanks import keep_only
-from onlstm_cli.text.tokenizers import after_marks
+from onlstm_cli.text.tokenizers import piece_starts, starts_among
 from onlstm_cli.trees import baseline_trees, build_tree, punctuation_first
 
 
@@ -72,20 +72,20 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
 @dataclass
 class Leaves:
     """What each leaf of a model's tree of a gold sentence is: a kept word or not (punctuation the model read),
-    and, where the tree is cut at punctuation marks, whether a mark comes right before it."""
+    and, where the tree is cut at punctuation marks, whether a piece starts at it (tokenizers.piece_starts)."""
     is_word: list[bool]
-    after_mark: list[bool] | None = None
+    piece_start: list[bool] | None = None
 
     @classmethod
     def of(cls, sentence, positions: list[int], marks: bool) -> "Leaves":
         """The leaves at `positions` of sentence.all_tokens() (GoldSentence.as_read)."""
         kept = set(sentence.kept_positions) if sentence.places_known else set(range(len(sentence.words)))
-        after = after_marks(sentence.all_tokens()) if marks else None
-        return cls([p in kept for p in positions], None if after is None else [after[p] for p in positions])
+        starts = starts_among(piece_starts(sentence.all_tokens()), positions) if marks else None
+        return cls([p in kept for p in positions], starts)
 
     def cut(self, distances: list[float]) -> list[float]:
-        """The distances the tree is built from: lifted after punctuation marks where it is cut there."""
-        return distances if self.after_mark is None else punctuation_first(distances, self.after_mark)
+        """The distances the tree is built from: lifted where pieces start, where it is cut at punctuation marks."""
+        return distances if self.piece_start is None else punctuation_first(distances, self.piece_start)
 
 
 def scored_tree(distances: list[float], sentence, leaves: Leaves, split: str):

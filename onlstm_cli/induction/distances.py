@@ -23,7 +23,7 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import after_marks, is_punctuation
+from onlstm_cli.text.tokenizers import is_punctuation, opening_marks, piece_starts, starts_among
 from onlstm_cli.text.vocab import EOS
 
 
@@ -277,25 +277,32 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
 
     `tree` has the fed tokens' positions (ints) as leaves. Skipped tokens before the first fed one and
     after the last one attach at the root; a skipped token inside the sentence attaches to the word
-    before it. Returns the tree over the user's tokens.
+    before it, unless it is an opening bracket or quote, or follows one: those attach to the word after
+    them. Returns the tree over the user's tokens.
     """
     n = len(tokens)
     fed_positions = [i for i in range(n) if fed[i]]
     if not fed_positions:
         return right_branching(list(tokens))
     first, last = fed_positions[0], fed_positions[-1]
-    trailing = {}  # fed position → skipped positions right after it
-    previous = None
+    opening = opening_marks(tokens)
+    trailing, leading = {}, {}  # fed position → skipped positions right after it / right before it
+    previous, run = None, []
     for i in range(first, last + 1):
         if fed[i]:
-            previous = i
+            opens = next((k for k, j in enumerate(run) if opening[j]), len(run))
+            if run:
+                trailing[previous], leading[i] = run[:opens], run[opens:]
+            previous, run = i, []
         else:
-            trailing.setdefault(previous, []).append(i)
+            run.append(i)
 
     def leaf(i: int) -> Tree:
         node: Tree = tokens[i]
         for j in trailing.get(i, ()):
             node = [node, tokens[j]]
+        for j in reversed(leading.get(i, ())):
+            node = [tokens[j], node]
         return node
 
     result = fold_tree(tree, leaf, list)  # the same shape, leaves replaced
@@ -370,12 +377,12 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         marks = (punctuation or loaded.punctuation) == "boundaries"
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
-                tree = build_tree(punctuation_first(dist, after_marks(tokens)) if marks else dist, tokens, rule)
+                tree = build_tree(punctuation_first(dist, piece_starts(tokens)) if marks else dist, tokens, rule)
                 results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
                 continue
             positions = [i for i, f in enumerate(fed) if f]
-            after = after_marks(tokens) if marks else None  # a mark the model did not read still cuts
-            cut = punctuation_first(dist, [after[i] for i in positions]) if after else dist
+            # a mark the model did not read still cuts
+            cut = punctuation_first(dist, starts_among(piece_starts(tokens), positions)) if marks else dist
             inner = build_tree(cut, positions, rule) if positions else None
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):

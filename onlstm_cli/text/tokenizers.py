@@ -39,9 +39,42 @@ def is_mark(token: str) -> bool:
     return bool(token) and all(unicodedata.category(ch)[0] == "P" and ch not in _NOT_MARKS for ch in token)
 
 
-def after_marks(tokens: Sequence[str]) -> list[bool]:
-    """For each token, whether it is a word that comes right after a punctuation mark (parse's "boundaries")."""
-    return [k > 0 and is_mark(tokens[k - 1]) and not is_mark(token) for k, token in enumerate(tokens)]
+# Quotation marks by family: within a family they alternate in a line, the first opening, the next closing
+# (“…” and „…“ alike, «…» and »…« alike). A single-character token of these; brackets (Unicode Ps) always open.
+_QUOTE_FAMILIES = ('"“”„‟', "‘’‚‛", "«»", "‹›")
+
+
+def opening_marks(tokens: Sequence[str]) -> list[bool]:
+    """For each token, whether it is a punctuation mark that opens: a bracket, or a quotation mark that opens."""
+    seen = dict.fromkeys(_QUOTE_FAMILIES, 0)
+    result = []
+    for token in tokens:
+        family = next((f for f in _QUOTE_FAMILIES if len(token) == 1 and token in f), None)
+        if family is not None:
+            seen[family] += 1
+            result.append(seen[family] % 2 == 1)
+        else:
+            result.append(is_mark(token) and unicodedata.category(token[0]) == "Ps")
+    return result
+
+
+def piece_starts(tokens: Sequence[str]) -> list[bool]:
+    """For each token, whether a piece of a tree cut at punctuation marks (parse's "boundaries") starts there:
+    at a mark that opens (a bracket or a quote, not right after another), or at a word right after a mark that
+    does not. So an opening mark goes with the words after it, any other mark with the words before it."""
+    opening = opening_marks(tokens)
+    return [k > 0 and not opening[k - 1] and (opening[k] or (is_mark(tokens[k - 1]) and not is_mark(token)))
+            for k, token in enumerate(tokens)]
+
+
+def starts_among(starts: Sequence[bool], positions: Sequence[int]) -> list[bool]:
+    """`starts` (piece_starts) for the tokens at `positions` (increasing) alone, the others left out: a token
+    starts a piece where one starts at it or at a token left out just before it (a mark the model did not read)."""
+    result, previous = [], -1
+    for position in positions:
+        result.append(any(starts[previous + 1:position + 1]))
+        previous = position
+    return result
 
 
 @dataclass

@@ -323,6 +323,12 @@ def test_attach_inner_skipped_goes_to_the_word_before():
     check_attached(["a", "b", ",", "--", "c"], [True, True, False, False, True], ["a", [[["b", ","], "--"], "c"]])
 
 
+def test_attach_an_opening_bracket_or_quote_inside_goes_to_the_word_after():
+    check_attached(["a", ",", "(", "b", ")", "c"], [True, False, False, True, False, True],
+                   [["a", ","], [["(", ["b", ")"]], "c"]])
+    check_attached(["a", '"', "b", '"', "c"], [True, False, True, False, True], ["a", [['"', ["b", '"']], "c"]])
+
+
 def test_attach_all_kinds_at_once():
     tokens = ["(", "a", ",", "b", ")", "."]
     fed = [False, True, False, True, False, False]
