@@ -7,6 +7,7 @@ always shows the user's own token.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -160,6 +161,18 @@ class Tokenizer:
 
 
 _CURLY_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+@functools.lru_cache(maxsize=None)
+def _marks_outside_ptb():
+    """Punctuation marks the Treebank rules would leave glued to a word (« » „ … ¿ ¡), in text of any language
+    read with them: any but ASCII, the curly quotes (read as straight ones), and the marks that stand for a
+    word or sit inside one (_NOT_MARKS, `·` as in Catalan col·lecció, `‐` as in e‐mail)."""
+    import regex  # (a dependency of nltk's; imported on first use, as the unicode tokenizer's)
+    kept = "".join(regex.escape(ch) for ch in sorted(_NOT_MARKS | set("“”‘’·‐")))
+    return regex.compile(rf"(?V1)[[\p{{Ps}}\p{{Pe}}\p{{Pi}}\p{{Pf}}\p{{Po}}]--[\x00-\x7f{kept}]]")
+
+
 _jieba_module = None
 
 # The Penn Treebank tokenizer's rules (Robert MacIntyre's sed script), in the order and form of nltk's
@@ -230,7 +243,10 @@ def ptb_words(line: str) -> list[str]:
     if specials:
         line = _SPECIAL.sub(" onlstmspecialtoken ", line)
     # Treebank rules know only straight quotes; curly ones come back as written via _as_written.
-    tokens = treebank_words(line.translate(_CURLY_QUOTES))
+    line_for_rules = line.translate(_CURLY_QUOTES)
+    if not line_for_rules.isascii():
+        line_for_rules = _marks_outside_ptb().sub(r" \g<0> ", line_for_rules)
+    tokens = treebank_words(line_for_rules)
     if specials:
         queue = iter(specials)
         tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]

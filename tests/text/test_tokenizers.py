@@ -43,6 +43,18 @@ def test_ptb_split_commas_are_tokens():
     assert Tokenizer("ptb").split("Hello, world!") == ["Hello", ",", "world", "!"]
 
 
+@pytest.mark.parametrize("line, tokens", [
+    ("Ele disse «sim» e foi.", ["Ele", "disse", "«", "sim", "»", "e", "foi", "."]),
+    ("Er sagte „ja“ und ‹nein›…", ["Er", "sagte", "„", "ja", "“", "und", "‹", "nein", "›", "…"]),
+    ("¿Qué pasa? ¡Nada!", ["¿", "Qué", "pasa", "?", "¡", "Nada", "!"]),
+    ("col·lecció e‐mail 5‰ didn’t", ["col·lecció", "e‐mail", "5‰", "did", "n’t"]),  # marks inside words stay
+])
+def test_ptb_split_cuts_marks_its_rules_do_not_know_from_words(line, tokens):
+    """The PTB rules read any Latin text that comes without --lang; guillemets glued to Portuguese words made
+    «sim and sim» two more unknown words and hid the marks from the punctuation cut."""
+    assert Tokenizer("ptb").split(line) == tokens
+
+
 TRICKY_LINES = [
     'He said, "Don\'t go!" -- and then (quietly) left...',
     "''Hello,'' she said: `yes' ; #1 @ 50% & $3.88.",
