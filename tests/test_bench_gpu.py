@@ -32,7 +32,8 @@ def test_the_cpu_smoke_mode_prints_every_part(bench, capsys):
         torch.random.set_rng_state(state)
     out = capsys.readouterr().out
     for needle in ("onlstm backend: cpu", "train 20/40 batch 4: onlstm ", "ratio onlstm / nn.LSTM",
-                   "ratio onlstm / original-code structure (re-implemented)", "distances, 40 lines, 200/400, batch 32",
+                   "ratio onlstm / original-code structure (re-implemented)", "distances (layer 2), 40 lines, 200/400, batch 32",
+                   "distances (span parser), 40 lines, 200/400, batch 32",
                    "best (batch", "trees (span parser) on cpu, torch cell, vs cpu, 40 lines: sentences whose trees differ",
                    "trees (layer 2) on cpu, torch cell, vs cpu, 40 lines: sentences whose trees differ",
                    "only where two distances tie within 1e-4"):
