@@ -59,14 +59,17 @@ _PATTERN = {code: pattern for code, _, pattern in _SCRIPT_PATTERNS}
 
 
 def script_of(text: str) -> str | None:
-    """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else CJK where there are
+    """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else Hangul where it has
+    at least as many Hangul letters as ideographs (Korean text may carry Hanja), else CJK where there are
     ideographs (a Chinese line may carry Latin names and numbers), else the script most of its letters are in;
     None for text without letters of a known script."""
     if text.isascii():  # the common case, decided at C speed: `parse` asks this of every line
         return "Latn" if any(ch.isalpha() for ch in text) else None
-    for code in ("Kana", "Hani"):
-        if _PATTERN[code].search(text):
-            return code
+    if _PATTERN["Kana"].search(text):
+        return "Kana"
+    ideographs = len(_PATTERN["Hani"].findall(text))
+    if ideographs and len(_PATTERN["Hang"].findall(text)) < ideographs:
+        return "Hani"
     counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
     code = max(counts, key=counts.get)
     return code if counts[code] else None

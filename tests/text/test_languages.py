@@ -10,7 +10,7 @@ from onlstm_cli.text.languages import assumed_note, check_lang, default_split, d
 @pytest.mark.parametrize("text, lang", [
     ("the cat sat on the mat", "en"), ("Bu kitap çok güzel", "en"), ("爱真的需要勇气", "zh"),
     ("我爱 New York", "zh"), ("mixed text with 中文", "zh"), ("кошка сидит на окне", "und-Cyrl"), ("日本語のテキストです", "und-Kana"),
-    ("한국어 문장입니다", "und-Hang"), ("नमस्ते दुनिया", "und-Deva"), ("ภาษาไทย", "und-Thai"),
+    ("한국어 문장입니다", "und-Hang"), ("美 대통령이 서울을 방문했다", "und-Hang"), ("韓國語 한", "zh"), ("नमस्ते दुनिया", "und-Deva"), ("ภาษาไทย", "und-Thai"),
     ("مرحبا بالعالم", "und-Arab"), ("Καλημέρα κόσμε", "und-Grek"), ("", "en"), ("123 !!", "en")])
 def test_auto_takes_the_language_of_the_texts_script(text, lang):
     assert lang_of_text(text) == lang
