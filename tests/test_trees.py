@@ -172,6 +172,9 @@ def test_pieces_start_after_a_mark_or_at_one_that_opens_not_after_symbols():
     # quotation marks alternate within their family, whichever way a language writes them
     for quotes in ('""', "“”", "„“", "»«", "«»"):
         assert piece_starts(["a", quotes[0], "b", quotes[1], "c"]) == [False, True, False, False, True], quotes
+    # single curly quotes by their shape, as ’ is the apostrophe too
+    assert piece_starts(["a", "‘", "b", "’", "c", "dogs", "’", "d"]) == [False, True, False, False, True, False,
+                                                                       False, True]
 
 
 def test_a_piece_start_at_a_token_left_out_goes_to_the_next_one_kept():

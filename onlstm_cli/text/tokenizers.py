@@ -40,9 +40,10 @@ def is_mark(token: str) -> bool:
     return bool(token) and all(unicodedata.category(ch)[0] == "P" and ch not in _NOT_MARKS for ch in token)
 
 
-# Quotation marks by family: within a family they alternate in a line, the first opening, the next closing
-# (“…” and „…“ alike, «…» and »…« alike). A single-character token of these; brackets (Unicode Ps) always open.
-_QUOTE_FAMILIES = ('"“”„‟', "‘’‚‛", "«»", "‹›")
+# Double quotation marks and guillemets by family: within a family they alternate in a line, the first opening,
+# the next closing, since languages use them both ways (“…” and „…“, «…» and »…«). Any other mark opens by its
+# Unicode class: brackets (Ps) and initial quotes (Pi: ‘ ‛); so the apostrophe ’ (Pf) never opens.
+_QUOTE_FAMILIES = ('"“”„‟', "«»", "‹›")
 
 
 def opening_marks(tokens: Sequence[str]) -> list[bool]:
@@ -55,7 +56,7 @@ def opening_marks(tokens: Sequence[str]) -> list[bool]:
             seen[family] += 1
             result.append(seen[family] % 2 == 1)
         else:
-            result.append(is_mark(token) and unicodedata.category(token[0]) == "Ps")
+            result.append(is_mark(token) and unicodedata.category(token[0]) in ("Ps", "Pi"))
     return result
 
 
