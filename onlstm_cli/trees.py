@@ -18,8 +18,8 @@ Tree = Union[str, list]  # list elements are Trees; mypy cannot spell the recurs
 T = TypeVar("T")
 
 SPLIT_RULES = ("paper", "symmetric")
-# "boundaries": a constituent starts at an opening bracket or quote and right after any other punctuation mark
-# (tokenizers.piece_starts), split before any other word;
+# "boundaries": a constituent starts at an opening bracket or quote and right after any other punctuation mark,
+# and a pair of them encloses one (tokenizers.piece_levels), split before any other word;
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
 
@@ -95,14 +95,15 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
 
 # --- baselines -------------------------------------------------------------------------------
 
-def punctuation_first(distances: Sequence[float], piece_start: Sequence[bool]) -> list[float]:
-    """The distances with each word where a piece starts (right after a punctuation mark, or at one that opens:
-    tokenizers.piece_starts) raised above every other word's, in their own order: the top-down split cuts at
-    the marks first, then inside the pieces by the model's distances."""
-    if not any(piece_start):
+def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list[float]:
+    """The distances with each word where a piece starts (tokenizers.piece_levels: right after a punctuation
+    mark, or at one that opens) raised above every other word's, by its level, in their own order within a
+    level: the top-down split cuts at the marks first, pairs of marks before what they enclose, then inside
+    the pieces by the model's distances."""
+    if not any(levels):
         return list(distances)
     lift = max(distances) - min(distances) + 1.0
-    return [d + lift if start else d for d, start in zip(distances, piece_start)]
+    return [d + lift * level for d, level in zip(distances, levels)]
 
 
 def right_branching(words: Sequence[str]) -> Tree:

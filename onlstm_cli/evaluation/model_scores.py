@@ -9,7 +9,7 @@ from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.treebanks import keep_only
-from onlstm_cli.text.tokenizers import piece_starts, starts_among
+from onlstm_cli.text.tokenizers import levels_among, piece_levels
 from onlstm_cli.trees import baseline_trees, build_tree, punctuation_first
 
 
@@ -72,20 +72,20 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
 @dataclass
 class Leaves:
     """What each leaf of a model's tree of a gold sentence is: a kept word or not (punctuation the model read),
-    and, where the tree is cut at punctuation marks, whether a piece starts at it (tokenizers.piece_starts)."""
+    and, where the tree is cut at punctuation marks, how early it is cut before it (tokenizers.piece_levels)."""
     is_word: list[bool]
-    piece_start: list[bool] | None = None
+    cut_level: list[int] | None = None
 
     @classmethod
     def of(cls, sentence, positions: list[int], marks: bool) -> "Leaves":
         """The leaves at `positions` of sentence.all_tokens() (GoldSentence.as_read)."""
         kept = set(sentence.kept_positions) if sentence.places_known else set(range(len(sentence.words)))
-        starts = starts_among(piece_starts(sentence.all_tokens()), positions) if marks else None
-        return cls([p in kept for p in positions], starts)
+        levels = levels_among(piece_levels(sentence.all_tokens()), positions) if marks else None
+        return cls([p in kept for p in positions], levels)
 
     def cut(self, distances: list[float]) -> list[float]:
         """The distances the tree is built from: lifted where pieces start, where it is cut at punctuation marks."""
-        return distances if self.piece_start is None else punctuation_first(distances, self.piece_start)
+        return distances if self.cut_level is None else punctuation_first(distances, self.cut_level)
 
 
 def scored_tree(distances: list[float], sentence, leaves: Leaves, split: str):

@@ -23,7 +23,7 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import is_punctuation, opening_marks, piece_starts, starts_among
+from onlstm_cli.text.tokenizers import is_punctuation, levels_among, opening_marks, piece_levels
 from onlstm_cli.text.vocab import EOS
 
 
@@ -377,12 +377,12 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         marks = (punctuation or loaded.punctuation) == "boundaries"
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
-                tree = build_tree(punctuation_first(dist, piece_starts(tokens)) if marks else dist, tokens, rule)
+                tree = build_tree(punctuation_first(dist, piece_levels(tokens)) if marks else dist, tokens, rule)
                 results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
                 continue
             positions = [i for i, f in enumerate(fed) if f]
             # a mark the model did not read still cuts
-            cut = punctuation_first(dist, starts_among(piece_starts(tokens), positions)) if marks else dist
+            cut = punctuation_first(dist, levels_among(piece_levels(tokens), positions)) if marks else dist
             inner = build_tree(cut, positions, rule) if positions else None
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):

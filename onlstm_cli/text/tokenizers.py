@@ -69,12 +69,57 @@ def piece_starts(tokens: Sequence[str]) -> list[bool]:
             for k, token in enumerate(tokens)]
 
 
-def starts_among(starts: Sequence[bool], positions: Sequence[int]) -> list[bool]:
-    """`starts` (piece_starts) for the tokens at `positions` (increasing) alone, the others left out: a token
-    starts a piece where one starts at it or at a token left out just before it (a mark the model did not read)."""
+def _mark_kind(token: str, opens: bool) -> str | None:
+    """What a mark pairs with: its quote family, "single" (‘…’), "bracket"; None for a mark that pairs with
+    nothing (a comma), or a closing-shaped mark seen where it cannot close."""
+    family = next((f for f in _QUOTE_FAMILIES if len(token) == 1 and token in f), None)
+    if family is not None:
+        return family
+    category = unicodedata.category(token[0])
+    if token[0] in "‘’‛‚":
+        return "single"
+    return "bracket" if category in ("Ps", "Pe") and (category == "Ps") == opens else None
+
+
+def mark_pairs(tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """(opening, closing) positions of the marks that pair in a line: an opening bracket or quote with the
+    first closing one of its kind after it that nothing opened since; marks that pair with nothing are left
+    out, and so are openings left open inside a pair that closes."""
+    opening = opening_marks(tokens)
+    stack: list[tuple[int, str]] = []
+    pairs = []
+    for k, token in enumerate(tokens):
+        kind = _mark_kind(token, opening[k]) if is_mark(token) else None
+        if kind is None:
+            continue
+        if opening[k]:
+            stack.append((k, kind))
+        elif any(open_kind == kind for _, open_kind in stack):
+            while stack[-1][1] != kind:
+                stack.pop()
+            pairs.append((stack.pop()[0], k))
+    return pairs
+
+
+def piece_levels(tokens: Sequence[str]) -> list[int]:
+    """For each token, how early the tree is cut before it: 0 where no piece starts (piece_starts), else the
+    higher the fewer pairs of marks enclose the cut, so that a quotation or a parenthesis stays one
+    constituent (its ends are cut before anything inside it)."""
+    starts = piece_starts(tokens)
+    depth = [0] * len(tokens)
+    for opened, closed in mark_pairs(tokens):
+        for k in range(opened + 1, closed + 1):  # the cuts before these tokens lie inside the pair
+            depth[k] += 1
+    top = max(depth, default=0) + 1
+    return [top - d if start else 0 for start, d in zip(starts, depth)]
+
+
+def levels_among(levels: Sequence[int], positions: Sequence[int]) -> list[int]:
+    """`levels` (piece_levels) for the tokens at `positions` (increasing) alone, the others left out: a cut
+    before a token left out (a mark the model did not read) moves to the next token kept, the highest one kept."""
     result, previous = [], -1
     for position in positions:
-        result.append(any(starts[previous + 1:position + 1]))
+        result.append(max(levels[previous + 1:position + 1]))
         previous = position
     return result
 
