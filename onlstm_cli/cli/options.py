@@ -38,7 +38,7 @@ Units = Enum("Units", {choice: choice for choice in UNIT_CHOICES}, type=str)
 LrSchedule = Enum("LrSchedule", {choice: choice for choice in LR_SCHEDULES}, type=str)
 PunctuationRule = Enum("PunctuationRule", {choice: choice for choice in PUNCTUATION_RULES}, type=str)
 PUNCTUATION_HELP = ("boundaries: a constituent starts right after a punctuation mark (or at an opening bracket or "
-                    "quote), cut before any other; "
+                    "quote; a pair of them encloses one), cut before any other; "
                     "ignore: the model's distances alone (the paper's protocol). Default: the model's (boundaries "
                     "for files trained since issue 40, ignore for the bundled ones).")
 
