@@ -23,7 +23,7 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import is_punctuation, levels_among, opening_marks, piece_levels
+from onlstm_cli.text.tokenizers import is_punctuation, levels_among, mark_pairs, opening_marks, piece_levels
 from onlstm_cli.text.vocab import EOS
 
 
@@ -276,9 +276,10 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
     """Put the tokens that were not fed to the model back into a tree over the fed ones.
 
     `tree` has the fed tokens' positions (ints) as leaves. Skipped tokens before the first fed one and
-    after the last one attach at the root; a skipped token inside the sentence attaches to the word
-    before it, unless it is an opening bracket or quote, or follows one: those attach to the word after
-    them. Returns the tree over the user's tokens.
+    after the last one attach at the root, but for a closing mark after the last word that pairs with an
+    opening one after the first (and what comes before it), which stays with that word; a skipped token inside the sentence
+    attaches to the word before it, unless it is an opening bracket or quote, or follows one: those attach
+    to the word after them. Returns the tree over the user's tokens.
     """
     n = len(tokens)
     fed_positions = [i for i in range(n) if fed[i]]
@@ -296,6 +297,10 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
             previous, run = i, []
         else:
             run.append(i)
+    # the tokens up to a closing mark after the last word stay with it, where the mark's pair opened after the
+    # first word (one that opened before it encloses the sentence, both marks at the root)
+    tail = max((c for o, c in mark_pairs(tokens) if c > last and o > first), default=last)
+    trailing[last] = trailing.get(last, []) + list(range(last + 1, tail + 1))
 
     def leaf(i: int) -> Tree:
         node: Tree = tokens[i]
@@ -306,7 +311,7 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
         return node
 
     result = fold_tree(tree, leaf, list)  # the same shape, leaves replaced
-    for j in range(last + 1, n):
+    for j in range(tail + 1, n):
         result = [result, tokens[j]]
     for j in range(first - 1, -1, -1):
         result = [tokens[j], result]

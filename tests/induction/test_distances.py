@@ -329,6 +329,11 @@ def test_attach_an_opening_bracket_or_quote_inside_goes_to_the_word_after():
     check_attached(["a", '"', "b", '"', "c"], [True, False, True, False, True], ["a", [['"', ["b", '"']], "c"]])
 
 
+def test_attach_a_closing_quote_after_the_last_word_to_it_and_the_full_stop_at_the_root():
+    check_attached(["a", "“", "b", "”", "."], [True, False, True, False, False], [["a", ["“", ["b", "”"]]], "."])
+    check_attached(["a", "b", ")", "."], [True, True, False, False], [[["a", "b"], ")"], "."])  # ) opened nowhere
+
+
 def test_attach_all_kinds_at_once():
     tokens = ["(", "a", ",", "b", ")", "."]
     fed = [False, True, False, True, False, False]
