@@ -23,7 +23,8 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import is_punctuation, levels_among, mark_pairs, opening_marks, piece_levels
+from onlstm_cli.text.tokenizers import (is_punctuation, levels_among, mark_pairs, may_pair, opening_marks,
+                                       piece_levels)
 from onlstm_cli.text.vocab import EOS
 
 
@@ -277,30 +278,34 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
 
     `tree` has the fed tokens' positions (ints) as leaves. Skipped tokens before the first fed one and
     after the last one attach at the root, but for a closing mark after the last word that pairs with an
-    opening one after the first (and what comes before it), which stays with that word; a skipped token inside the sentence
-    attaches to the word before it, unless it is an opening bracket or quote, or follows one: those attach
-    to the word after them. Returns the tree over the user's tokens.
+    opening one after the first (and what comes before it), which stays with that word; a skipped token
+    inside the sentence attaches to the word before it, unless it is an opening bracket or quote, or follows
+    one: those attach to the word after them. Returns the tree over the user's tokens.
     """
     n = len(tokens)
     fed_positions = [i for i in range(n) if fed[i]]
     if not fed_positions:
         return right_branching(list(tokens))
     first, last = fed_positions[0], fed_positions[-1]
-    opening = opening_marks(tokens)
+    # (most lines have no bracket or quote the model skipped: then neither is looked for)
+    opening = opening_marks(tokens) if any(may_pair(tokens[i]) for i in range(n) if not fed[i]) else None
     trailing, leading = {}, {}  # fed position → skipped positions right after it / right before it
-    previous, run = None, []
+    previous, pending = None, []
     for i in range(first, last + 1):
         if fed[i]:
-            opens = next((k for k, j in enumerate(run) if opening[j]), len(run))
-            if run:
-                trailing[previous], leading[i] = run[:opens], run[opens:]
-            previous, run = i, []
+            if pending:
+                leading[i], pending = pending, []
+            previous = i
+        elif opening is not None and (pending or opening[i]):  # an opening mark and what follows it
+            pending.append(i)
         else:
-            run.append(i)
-    # the tokens up to a closing mark after the last word stay with it, where the mark's pair opened after the
-    # first word (one that opened before it encloses the sentence, both marks at the root)
-    tail = max((c for o, c in mark_pairs(tokens) if c > last and o > first), default=last)
-    trailing[last] = trailing.get(last, []) + list(range(last + 1, tail + 1))
+            trailing.setdefault(previous, []).append(i)
+    tail = last
+    if opening is not None:
+        # the tokens up to a closing mark after the last word stay with it, where the mark's pair opened after
+        # the first word (one that opened before it encloses the sentence, both marks at the root)
+        tail = max((c for o, c in mark_pairs(tokens) if c > last and o > first), default=last)
+        trailing[last] = trailing.get(last, []) + list(range(last + 1, tail + 1))
 
     def leaf(i: int) -> Tree:
         node: Tree = tokens[i]

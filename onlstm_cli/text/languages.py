@@ -67,8 +67,9 @@ def script_of(text: str) -> str | None:
         return "Latn" if any(ch.isalpha() for ch in text) else None
     if _PATTERN["Kana"].search(text):
         return "Kana"
-    ideographs = len(_PATTERN["Hani"].findall(text))
-    if ideographs and len(_PATTERN["Hang"].findall(text)) < ideographs:
+    hani, hangul = _PATTERN["Hani"], _PATTERN["Hang"]
+    if hani.search(text) and (not hangul.search(text)  # (the common case: no Hangul)
+                              or len(hangul.findall(text)) < len(hani.findall(text))):
         return "Hani"
     counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
     code = max(counts, key=counts.get)

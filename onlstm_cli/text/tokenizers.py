@@ -41,9 +41,15 @@ def is_mark(token: str) -> bool:
 
 
 # Double quotation marks and guillemets by family: within a family they alternate in a line, the first opening,
-# the next closing, since languages use them both ways (“…” and „…“, «…» and »…«). Any other mark opens by its
-# Unicode class: brackets (Ps) and initial quotes (Pi: ‘ ‛); so the apostrophe ’ (Pf) never opens.
+# the next closing, since languages use them both ways (“…” and „…“, «…» and »…«). Any other mark opens by
+# its Unicode class: brackets (Ps) and initial quotes (Pi: ‘ ‛); so the apostrophe ’ (Pf) never opens.
 _QUOTE_FAMILIES = ('"“”„‟', "«»", "‹›")
+_FAMILY_OF = {ch: family for family in _QUOTE_FAMILIES for ch in family}
+
+
+def may_pair(token: str) -> bool:
+    """Whether a token may be one of a pair of marks (a bracket or quote): asked first, as it is cheap."""
+    return bool(token) and (token[0] in _FAMILY_OF or unicodedata.category(token[0]) in ("Ps", "Pe", "Pi", "Pf"))
 
 
 def opening_marks(tokens: Sequence[str]) -> list[bool]:
@@ -51,8 +57,10 @@ def opening_marks(tokens: Sequence[str]) -> list[bool]:
     seen = dict.fromkeys(_QUOTE_FAMILIES, 0)
     result = []
     for token in tokens:
-        family = next((f for f in _QUOTE_FAMILIES if len(token) == 1 and token in f), None)
-        if family is not None:
+        family = _FAMILY_OF.get(token)
+        if not may_pair(token):
+            result.append(False)
+        elif family is not None:
             seen[family] += 1
             result.append(seen[family] % 2 == 1)
         else:
@@ -72,7 +80,7 @@ def piece_starts(tokens: Sequence[str]) -> list[bool]:
 def _mark_kind(token: str, opens: bool) -> str | None:
     """What a mark pairs with: its quote family, "single" (‘…’), "bracket"; None for a mark that pairs with
     nothing (a comma), or a closing-shaped mark seen where it cannot close."""
-    family = next((f for f in _QUOTE_FAMILIES if len(token) == 1 and token in f), None)
+    family = _FAMILY_OF.get(token)
     if family is not None:
         return family
     category = unicodedata.category(token[0])
@@ -89,7 +97,7 @@ def mark_pairs(tokens: Sequence[str]) -> list[tuple[int, int]]:
     stack: list[tuple[int, str]] = []
     pairs = []
     for k, token in enumerate(tokens):
-        kind = _mark_kind(token, opening[k]) if is_mark(token) else None
+        kind = _mark_kind(token, opening[k]) if may_pair(token) and is_mark(token) else None
         if kind is None:
             continue
         if opening[k]:
