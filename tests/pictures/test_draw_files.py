@@ -41,7 +41,11 @@ def evaluation_never_runs(monkeypatch):
     """Make scoring fail loudly: a test that uses this shows a check came before the evaluation."""
     def refuse(*args, **kwargs):
         raise AssertionError("the evaluation ran")
+    # model_scores binds metrics.evaluate at its import: imported here first, so that the CLI's lazy import
+    # cannot bind the refusal for the tests after this one; both names are patched, and both restored
+    from onlstm_cli.evaluation import model_scores
     monkeypatch.setattr("onlstm_cli.evaluation.metrics.evaluate", refuse)
+    monkeypatch.setattr(model_scores, "score", refuse)
 
 
 # --- where pictures go ----------------------------------------------------------------------------
