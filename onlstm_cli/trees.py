@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 SPLIT_RULES = ("paper", "symmetric")
 # "boundaries": a constituent starts at an opening bracket or quote and right after any other punctuation mark,
-# and a pair of them encloses one (tokenizers.piece_levels), split before any other word;
+# and a pair of them encloses one (text.marks.piece_levels), split before any other word;
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
 
@@ -96,7 +96,7 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
 # --- baselines -------------------------------------------------------------------------------
 
 def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list[float]:
-    """The distances with each word where a piece starts (tokenizers.piece_levels: right after a punctuation
+    """The distances with each word where a piece starts (text.marks.piece_levels: right after a punctuation
     mark, or at one that opens) raised above every other word's, by its level, in their own order within a
     level: the top-down split cuts at the marks first, pairs of marks before what they enclose, then inside
     the pieces by the model's distances."""

@@ -163,7 +163,7 @@ def test_punctuation_first_lifts_the_words_after_marks_above_all_others_keeping_
 
 
 def test_pieces_start_after_a_mark_or_at_one_that_opens_not_after_symbols():
-    from onlstm_cli.text.tokenizers import piece_starts
+    from onlstm_cli.text.marks import piece_starts
     assert piece_starts(["Ali", ",", "eve", "gitti", "."]) == [False, False, True, False, False]
     assert piece_starts(["«", "Evet", "»", "dedi"]) == [False, False, False, True]
     assert piece_starts(["Ali", "«", "evet", "»", "dedi"]) == [False, True, False, False, True]
@@ -178,7 +178,7 @@ def test_pieces_start_after_a_mark_or_at_one_that_opens_not_after_symbols():
 
 
 def test_marks_pair_with_the_first_closing_mark_of_their_kind_and_unmatched_ones_with_none():
-    from onlstm_cli.text.tokenizers import mark_pairs
+    from onlstm_cli.text.marks import mark_pairs
     tokens = "Ali « bugün ( belki ) gelirim » dedi , ama “ gelmedi ” .".split()
     assert mark_pairs(tokens) == [(3, 5), (1, 7), (11, 13)]
     assert mark_pairs("a ( b » c ) d ‘ e ’ f".split()) == [(1, 5), (7, 9)]  # » opens a quote that never closes
@@ -186,14 +186,14 @@ def test_marks_pair_with_the_first_closing_mark_of_their_kind_and_unmatched_ones
 
 
 def test_a_quotation_or_parenthesis_is_cut_before_what_it_encloses():
-    from onlstm_cli.text.tokenizers import piece_levels
+    from onlstm_cli.text.marks import piece_levels
     tokens = "Ali « bugün ( belki ) gelirim » dedi , ama “ gelmedi ” .".split()
     assert piece_levels(tokens) == [0, 3, 0, 2, 0, 0, 2, 0, 3, 0, 3, 3, 0, 0, 0]
     assert piece_levels("Ali , eve gitti .".split()) == [0, 0, 1, 0, 0]  # no pairs: one level
 
 
 def test_a_quote_is_one_constituent_whatever_the_model_says_inside_it():
-    from onlstm_cli.text.tokenizers import levels_among, piece_levels
+    from onlstm_cli.text.marks import levels_among, piece_levels
     from onlstm_cli.trees import build_tree, punctuation_first, tree_spans
     tokens = "Ali « bugün , belki gelirim » dedi".split()
     words = [k for k, t in enumerate(tokens) if t not in "«,»"]  # the model reads the words alone
@@ -203,7 +203,7 @@ def test_a_quote_is_one_constituent_whatever_the_model_says_inside_it():
 
 
 def test_a_cut_before_a_token_left_out_goes_to_the_next_one_kept():
-    from onlstm_cli.text.tokenizers import levels_among
+    from onlstm_cli.text.marks import levels_among
     levels = [0, 2, 0, 1, 0, 0]
     assert levels_among(levels, [0, 2, 4, 5]) == [0, 2, 1, 0]
     assert levels_among(levels, list(range(6))) == levels

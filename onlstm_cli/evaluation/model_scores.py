@@ -9,7 +9,7 @@ from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
 from onlstm_cli.induction.distances import distances_of_words, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.treebanks import keep_only
-from onlstm_cli.text.tokenizers import levels_among, piece_levels
+from onlstm_cli.text.marks import levels_among, piece_levels
 from onlstm_cli.trees import baseline_trees, build_tree, punctuation_first
 
 
@@ -72,7 +72,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
 @dataclass
 class Leaves:
     """What each leaf of a model's tree of a gold sentence is: a kept word or not (punctuation the model read),
-    and, where the tree is cut at punctuation marks, how early it is cut before it (tokenizers.piece_levels)."""
+    and, where the tree is cut at punctuation marks, how early it is cut before it (text.marks.piece_levels)."""
     is_word: list[bool]
     cut_level: list[int] | None = None
 

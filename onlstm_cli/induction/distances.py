@@ -23,8 +23,8 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.tokenizers import (is_punctuation, levels_among, mark_pairs, may_pair, opening_marks,
-                                       piece_levels)
+from onlstm_cli.text.marks import levels_among, mark_pairs, may_pair, opening_marks, piece_levels
+from onlstm_cli.text.tokenizers import is_punctuation
 from onlstm_cli.text.vocab import EOS
 
 
