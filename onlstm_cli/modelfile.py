@@ -79,6 +79,10 @@ class LoadedModel:
         (files trained since issue 40), "ignore" for files written before, the bundled ones included."""
         return "boundaries" if self.meta.get("data", {}).get("punctuation") == "boundaries" else "ignore"
 
+    def cuts_at_marks(self, punctuation: str | None = None) -> bool:
+        """Whether its trees are cut at punctuation marks first: `punctuation` where given, else its own rule."""
+        return (punctuation or self.punctuation) == "boundaries"
+
 
 def atomic_save(obj, path: str | Path) -> None:
     """Write to a temporary file beside `path`, then rename: a crash never leaves a half-written file."""

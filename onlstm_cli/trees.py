@@ -93,8 +93,6 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
     return _build_top_down(words, choose)
 
 
-# --- baselines -------------------------------------------------------------------------------
-
 def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list[float]:
     """The distances with each word where a piece starts (text.marks.piece_levels: right after a punctuation
     mark, or at one that opens) raised above every other word's, by its level, in their own order within a
@@ -105,6 +103,8 @@ def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list
     lift = max(distances) - min(distances) + 1.0
     return [d + lift * level for d, level in zip(distances, levels)]
 
+
+# --- baselines -------------------------------------------------------------------------------
 
 def right_branching(words: Sequence[str]) -> Tree:
     """[w0, [w1, [w2, ...]]]"""

@@ -25,7 +25,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     by_span_parser = loaded.span_parser is not None and layer is None
     layer = loaded.parse_layer if layer is None else layer
     layer_split = split or loaded.split
-    marks = (punctuation or loaded.punctuation) == "boundaries"
+    marks = loaded.cuts_at_marks(punctuation)
     fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path),
               "punctuation": "boundaries" if marks else "ignore",
               "layer": None if by_span_parser else layer, "valid_ppl": loaded.meta.get("valid_ppl")}
@@ -108,11 +108,10 @@ def baseline_scores(sentences: list, seed: int = 0, cut_at_marks: bool = False) 
     words = [s.words for s in sentences]
     rows = {label: score(sentences, baseline_trees(words, name, seed)) for name, label in BASELINE_ROWS}
     if cut_at_marks:
+        leaves = [Leaves.of(s, s.as_read(lambda token: False)[2], marks=True) for s in sentences]
         for label, slope in CUT_BASELINE_ROWS:
-            trees = []
-            for s in sentences:
-                positions = s.as_read(lambda token: False)[2]
-                distances = [slope * k for k in range(len(positions))]  # their symmetric split is the baseline
-                trees.append(scored_tree(distances, s, Leaves.of(s, positions, marks=True), "symmetric"))
+            # distances rising (or falling) along the leaves: their symmetric split is the baseline
+            trees = [scored_tree([slope * k for k in range(len(own.is_word))], s, own, "symmetric")
+                     for s, own in zip(sentences, leaves)]
             rows[label] = score(sentences, trees)
     return rows

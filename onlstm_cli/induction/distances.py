@@ -304,7 +304,7 @@ def attach_skipped(tree: Tree | None, fed: Sequence[bool], tokens: Sequence[str]
     if opening is not None:
         # the tokens up to a closing mark after the last word stay with it, where the mark's pair opened after
         # the first word (one that opened before it encloses the sentence, both marks at the root)
-        tail = max((c for o, c in mark_pairs(tokens) if c > last and o > first), default=last)
+        tail = max((c for o, c in mark_pairs(tokens, opening) if c > last and o > first), default=last)
         trailing[last] = trailing.get(last, []) + list(range(last + 1, tail + 1))
 
     def leaf(i: int) -> Tree:
@@ -384,7 +384,7 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
                                        model_tokens=not pretokenized)
         rule = split_rule(loaded, layer, split)
-        marks = (punctuation or loaded.punctuation) == "boundaries"
+        marks = loaded.cuts_at_marks(punctuation)
         for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
             if tokens and all(fed):  # the common case: every token went to the model
                 tree = build_tree(punctuation_first(dist, piece_levels(tokens)) if marks else dist, tokens, rule)

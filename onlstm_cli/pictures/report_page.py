@@ -12,8 +12,6 @@ from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_sv
 from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
 from onlstm_cli.trees import Tree, tree_spans
 
-# The report's baseline rows; charts draw these dashed, the model's systems solid.
-BASELINE_SYSTEMS = BASELINE_LABELS
 PALETTE = ("#1f5fbf", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 
@@ -115,7 +113,7 @@ def _color(index: int) -> str:
 
 
 def _dash(name: str) -> str:
-    return ' stroke-dasharray="5 3"' if name in BASELINE_SYSTEMS else ""
+    return ' stroke-dasharray="5 3"' if name in BASELINE_LABELS else ""
 
 
 def _legend(names: Sequence[str], x: float, y: float, boxes: bool = False) -> str:
@@ -153,7 +151,7 @@ def line_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str
                y_label: str = "sentence F1 (%)") -> str:
     """An SVG line chart, one line per (name, values) series over the categories, y from 0 to 100.
 
-    Baseline systems (BASELINE_SYSTEMS) are dashed. A None value leaves a gap.
+    Baseline systems (the report's baseline rows, BASELINE_LABELS) are dashed. A None value leaves a gap.
     """
     left, top, plot_w, plot_h = 48.0, 34.0, max(260.0, 90.0 * len(categories)), 220.0
     legend_x = left + plot_w + 24

@@ -33,10 +33,9 @@ def opening_marks(tokens: Sequence[str]) -> list[bool]:
     seen = dict.fromkeys(_QUOTE_FAMILIES, 0)
     result = []
     for token in tokens:
-        family = _FAMILY_OF.get(token)
         if not may_pair(token):
             result.append(False)
-        elif family is not None:
+        elif (family := _FAMILY_OF.get(token)) is not None:
             seen[family] += 1
             result.append(seen[family] % 2 == 1)
         else:
@@ -44,11 +43,12 @@ def opening_marks(tokens: Sequence[str]) -> list[bool]:
     return result
 
 
-def piece_starts(tokens: Sequence[str]) -> list[bool]:
+def piece_starts(tokens: Sequence[str], opening: Sequence[bool] | None = None) -> list[bool]:
     """For each token, whether a piece of a tree cut at punctuation marks (parse's "boundaries") starts there:
     at a mark that opens (a bracket or a quote, not right after another), or at a word right after a mark that
-    does not. So an opening mark goes with the words after it, any other mark with the words before it."""
-    opening = opening_marks(tokens)
+    does not. So an opening mark goes with the words after it, any other mark with the words before it.
+    `opening`: opening_marks(tokens), where the caller has it."""
+    opening = opening_marks(tokens) if opening is None else opening
     return [k > 0 and not opening[k - 1] and (opening[k] or (is_mark(tokens[k - 1]) and not is_mark(token)))
             for k, token in enumerate(tokens)]
 
@@ -65,11 +65,12 @@ def _mark_kind(token: str, opens: bool) -> str | None:
     return "bracket" if category in ("Ps", "Pe") and (category == "Ps") == opens else None
 
 
-def mark_pairs(tokens: Sequence[str]) -> list[tuple[int, int]]:
+def mark_pairs(tokens: Sequence[str], opening: Sequence[bool] | None = None) -> list[tuple[int, int]]:
     """(opening, closing) positions of the marks that pair in a line: an opening bracket or quote with the
     first closing one of its kind after it that nothing opened since; marks that pair with nothing are left
-    out, and so are openings left open inside a pair that closes."""
-    opening = opening_marks(tokens)
+    out, and so are openings left open inside a pair that closes. `opening`: opening_marks(tokens), where the
+    caller has it."""
+    opening = opening_marks(tokens) if opening is None else opening
     stack: list[tuple[int, str]] = []
     pairs = []
     for k, token in enumerate(tokens):
@@ -89,9 +90,10 @@ def piece_levels(tokens: Sequence[str]) -> list[int]:
     """For each token, how early the tree is cut before it: 0 where no piece starts (piece_starts), else the
     higher the fewer pairs of marks enclose the cut, so that a quotation or a parenthesis stays one
     constituent (its ends are cut before anything inside it)."""
-    starts = piece_starts(tokens)
+    opening = opening_marks(tokens)
+    starts = piece_starts(tokens, opening)
     depth = [0] * len(tokens)
-    for opened, closed in mark_pairs(tokens):
+    for opened, closed in mark_pairs(tokens, opening):
         for k in range(opened + 1, closed + 1):  # the cuts before these tokens lie inside the pair
             depth[k] += 1
     top = max(depth, default=0) + 1
