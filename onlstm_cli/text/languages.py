@@ -41,39 +41,69 @@ def default_split(lang: str) -> str:
 # Scripts by their Unicode blocks: (ISO 15924 code, name, character ranges). Text of a script without a language
 # of its own in LANGUAGES is "und-<code>" (BCP 47: an undetermined language in that script), read by the unicode
 # tokenizer. Latin text is taken as English (its PTB rules) unless the user says otherwise, and is told so.
+# Letters of a script not listed here count as "Zzzz" (ISO 15924: uncoded), so that no text of letters outside
+# Latin is ever taken as English.
 SCRIPTS = (
-    ("Latn", "Latin", "A-Za-z\u00c0-\u024f\u1e00-\u1eff"),
+    ("Latn", "Latin", "A-Za-z\u00c0-\u02af\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uff21-\uff3a\uff41-\uff5a"),
     ("Hani", "CJK", "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"),
     ("Kana", "Japanese kana", "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"),
-    ("Hang", "Hangul", "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"),
-    ("Cyrl", "Cyrillic", "\u0400-\u052f"),
+    ("Hang", "Hangul", "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff"),
+    ("Cyrl", "Cyrillic", "\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f"),
     ("Grek", "Greek", "\u0370-\u03ff\u1f00-\u1fff"),
-    ("Arab", "Arabic", "\u0600-\u06ff\u0750-\u077f"),
-    ("Hebr", "Hebrew", "\u0590-\u05ff"),
-    ("Deva", "Devanagari", "\u0900-\u097f"),
+    ("Armn", "Armenian", "\u0530-\u058f\ufb13-\ufb17"),
+    ("Geor", "Georgian", "\u10a0-\u10ff\u1c90-\u1cbf\u2d00-\u2d2f"),
+    ("Hebr", "Hebrew", "\u0590-\u05ff\ufb1d-\ufb4f"),
+    ("Arab", "Arabic", "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff"),
+    ("Syrc", "Syriac", "\u0700-\u074f"),
+    ("Thaa", "Thaana", "\u0780-\u07bf"),
+    ("Deva", "Devanagari", "\u0900-\u097f\ua8e0-\ua8ff"),
+    ("Beng", "Bengali", "\u0980-\u09ff"),
+    ("Guru", "Gurmukhi", "\u0a00-\u0a7f"),
+    ("Gujr", "Gujarati", "\u0a80-\u0aff"),
+    ("Orya", "Odia", "\u0b00-\u0b7f"),
+    ("Taml", "Tamil", "\u0b80-\u0bff"),
+    ("Telu", "Telugu", "\u0c00-\u0c7f"),
+    ("Knda", "Kannada", "\u0c80-\u0cff"),
+    ("Mlym", "Malayalam", "\u0d00-\u0d7f"),
+    ("Sinh", "Sinhala", "\u0d80-\u0dff"),
     ("Thai", "Thai", "\u0e00-\u0e7f"),
+    ("Laoo", "Lao", "\u0e80-\u0eff"),
+    ("Tibt", "Tibetan", "\u0f00-\u0fff"),
+    ("Mymr", "Myanmar", "\u1000-\u109f"),
+    ("Ethi", "Ethiopic", "\u1200-\u139f\u2d80-\u2ddf"),
+    ("Cher", "Cherokee", "\u13a0-\u13ff\uab70-\uabbf"),
+    ("Cans", "Canadian syllabics", "\u1400-\u167f\u18b0-\u18ff"),
+    ("Khmr", "Khmer", "\u1780-\u17ff\u19e0-\u19ff"),
+    ("Mong", "Mongolian", "\u1800-\u18af"),
 )
-_SCRIPT_PATTERNS = [(code, name, re.compile(f"[{chars}]")) for code, name, chars in SCRIPTS]
-SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS}
-_PATTERN = {code: pattern for code, _, pattern in _SCRIPT_PATTERNS}
+SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS} | {"Zzzz": "non-Latin"}
+# One pass over a line: at a letter (the look-ahead skips a space or a mark at one test), a run of a listed
+# script, or one letter of any other
+_SCRIPT_RUNS = re.compile(r"(?=[^\W\d_])(?:" + "|".join(f"(?P<{code}>[{chars}]+)" for code, _, chars in SCRIPTS)
+                          + "|(?P<Zzzz>.))")
+
+
+def script_counts(text: str) -> Counter:
+    """How many characters of the text are in each script (letters of unlisted scripts as "Zzzz")."""
+    counts: Counter = Counter()
+    for run in _SCRIPT_RUNS.finditer(text):
+        counts[run.lastgroup] += run.end() - run.start()
+    return counts
 
 
 def script_of(text: str) -> str | None:
     """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else Hangul where it has
     at least as many Hangul letters as ideographs (Korean text may carry Hanja), else CJK where there are
     ideographs (a Chinese line may carry Latin names and numbers), else the script most of its letters are in;
-    None for text without letters of a known script."""
+    None for text without letters."""
     if text.isascii():  # the common case, decided at C speed: `parse` asks this of every line
         return "Latn" if any(ch.isalpha() for ch in text) else None
-    if _PATTERN["Kana"].search(text):
+    counts = script_counts(text)
+    if counts["Kana"]:
         return "Kana"
-    hani, hangul = _PATTERN["Hani"], _PATTERN["Hang"]
-    if hani.search(text) and (not hangul.search(text)  # (the common case: no Hangul)
-                              or len(hangul.findall(text)) < len(hani.findall(text))):
+    if counts["Hani"] and counts["Hang"] < counts["Hani"]:
         return "Hani"
-    counts = {code: len(pattern.findall(text)) for code, _, pattern in _SCRIPT_PATTERNS}
-    code = max(counts, key=counts.get)
-    return code if counts[code] else None
+    return max(counts, key=counts.get) if counts else None
 
 
 def lang_of_text(text: str) -> str:

@@ -557,11 +557,12 @@ def test_parse_without_a_model_says_which_lines_no_bundled_model_reads(runner):
     """Text in a script no bundled model reads is not handed to the English one: its line says so and how to
     train a model, and every other line is parsed."""
     from onlstm_cli.cli.commands import app
-    result = runner.invoke(app, ["parse", "-f", "bracket"], input="the cat sat\nкошка сидит на окне\n爱真的需要勇气\n")
+    result = runner.invoke(app, ["parse", "-f", "bracket"], input="the cat sat\nкошка сидит на окне\n爱真的需要勇气\nԵս գիրք եմ կարդում։\n")
     assert result.exit_code == 2
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("(S") and lines[1] == "" and lines[2].startswith("(S")
+    assert lines[0].startswith("(S") and lines[1] == "" and lines[2].startswith("(S") and lines[3] == ""
     assert "input line 2: no bundled model reads Cyrillic text" in result.stderr and "onlstm train" in result.stderr
+    assert "input line 4: no bundled model reads Armenian text" in result.stderr
 
 
 def test_train_says_the_language_and_tokenizer_it_took(runner, tmp_path):

@@ -11,9 +11,20 @@ from onlstm_cli.text.languages import assumed_note, check_lang, default_split, d
     ("the cat sat on the mat", "en"), ("Bu kitap çok güzel", "en"), ("爱真的需要勇气", "zh"),
     ("我爱 New York", "zh"), ("mixed text with 中文", "zh"), ("кошка сидит на окне", "und-Cyrl"), ("日本語のテキストです", "und-Kana"),
     ("한국어 문장입니다", "und-Hang"), ("美 대통령이 서울을 방문했다", "und-Hang"), ("韓國語 한", "zh"), ("नमस्ते दुनिया", "und-Deva"), ("ภาษาไทย", "und-Thai"),
-    ("مرحبا بالعالم", "und-Arab"), ("Καλημέρα κόσμε", "und-Grek"), ("", "en"), ("123 !!", "en")])
+    ("مرحبا بالعالم", "und-Arab"), ("Καλημέρα κόσμε", "und-Grek"), ("", "en"), ("123 !!", "en"),
+    # scripts that were once taken as English (no letter of a listed script: the PTB rules, silently)
+    ("Ես գիրք եմ կարդում։", "und-Armn"), ("მე ვკითხულობ წიგნს.", "und-Geor"), ("நான் புத்தகம் படிக்கிறேன்.", "und-Taml"),
+    ("ខ្ញុំអានសៀវភៅ", "und-Khmr"), ("আমি বই পড়ি।", "und-Beng"), ("ሰላም ነው።", "und-Ethi"), ("ᏣᎳᎩ", "und-Cher"),
+    ("ꦧꦱꦗꦮ ꦲꦤ", "und-Zzzz"),  # Javanese, a script not listed: still not English
+    ("ɐ ʃɪp", "en"), ("ＡＢＣ «x»", "en")])  # IPA and full-width letters are Latin
 def test_auto_takes_the_language_of_the_texts_script(text, lang):
     assert lang_of_text(text) == lang
+
+
+def test_a_line_is_counted_by_script_letter_by_letter():
+    from onlstm_cli.text.languages import script_counts
+    assert script_counts("美 대통령이 — 12 Seoul ꦧꦱ") == {"Hani": 1, "Hang": 4, "Latn": 5, "Zzzz": 2}
+    assert script_counts("12 — !!") == {}
 
 
 def test_a_script_without_rules_of_its_own_is_read_by_unicode_class():
@@ -25,6 +36,7 @@ def test_a_script_without_rules_of_its_own_is_read_by_unicode_class():
 def test_what_was_assumed_is_said_and_how_to_change_it():
     assert "English rules" in assumed_note("en", given=False) and "--lang" in assumed_note("en", given=False)
     assert "Cyrillic script" in assumed_note("und-Cyrl", given=False)
+    assert assumed_note("und-Zzzz", given=False).startswith("the text is in non-Latin script: words are read by")
     assert assumed_note("tr", given=True) is None
 
 
