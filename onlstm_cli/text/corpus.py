@@ -88,6 +88,18 @@ def count_words(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
     return counts
 
 
+# A token this long is a phrase or a sentence, not a word: few words of any language are (German compounds and
+# Turkish word forms are mostly under 15 letters); an unspaced run of Thai, Khmer or Burmese often is.
+LONG_TOKEN = 25
+
+
+def unspaced_share(counts: Counter) -> float:
+    """The share of a corpus's characters that are in tokens of LONG_TOKEN characters or more: most of them for a
+    text written without spaces between its words, which a tokenizer reads a whole run a word."""
+    total = sum(len(word) * n for word, n in counts.items())
+    return sum(len(word) * n for word, n in counts.items() if len(word) >= LONG_TOKEN) / max(total, 1)
+
+
 def build_vocab(sentences: Iterable[list[str]], max_size: int | None, min_freq: int) -> Vocabulary:
     return Vocabulary.build(Counter(t for s in sentences for t in s), max_size, min_freq)
 

@@ -5,22 +5,30 @@ parser, `onlstm parse` once per run, on stderr.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from onlstm_cli.text.languages import SCRIPT_CHARS
 from onlstm_cli.text.tokenizers import has_cjk, is_punctuation
 
 MOSTLY = 0.5            # "most": more than this share
 MIN_UNKNOWN_WORDS = 2   # one unknown word (a name) is no reason to warn
 VOCAB_SAMPLE = 2000     # the most frequent words of a vocabulary tell its script
 COVERAGE_SAMPLE = 1000  # the first sentences a model is given tell whether it can read the text
+_KANA = re.compile(f"[{SCRIPT_CHARS['Kana']}]")
+
+
+def in_cjk_script(word: str) -> bool:
+    """Ideographs or kana: Japanese mixes the two, so that a Japanese model's words are half kanji, half kana."""
+    return has_cjk(word) or _KANA.search(word) is not None
 
 
 @dataclass
 class Coverage:
     words: int = 0         # tokens that are not punctuation
     unknown: int = 0       # of them, unknown to the model
-    cjk_words: int = 0     # words with a CJK character
+    cjk_words: int = 0     # words with a CJK character or kana
     letter_words: int = 0  # words with a letter of any script (CJK included)
 
     def add(self, other: "Coverage") -> None:
@@ -46,15 +54,15 @@ def sentence_coverage(loaded, tokens: Sequence[str]) -> Coverage:
             continue
         coverage.words += 1
         coverage.unknown += not known(loaded, word)
-        coverage.cjk_words += has_cjk(token)
+        coverage.cjk_words += in_cjk_script(token)
         coverage.letter_words += any(ch.isalpha() for ch in token)
     return coverage
 
 
 def reads_cjk(loaded) -> bool:
-    """Whether the model's vocabulary is mostly CJK words (its most frequent ones, letters only)."""
+    """Whether the model's vocabulary is mostly CJK words or kana (its most frequent ones, letters only)."""
     words = [w for w in loaded.vocab.itos[2:VOCAB_SAMPLE + 2] if any(ch.isalpha() for ch in w)]
-    return sum(has_cjk(w) for w in words) > MOSTLY * len(words)
+    return sum(in_cjk_script(w) for w in words) > MOSTLY * len(words)
 
 
 def coverage_warning(loaded, sentences: Sequence[Sequence[str]], model_name: str) -> str | None:

@@ -77,6 +77,7 @@ SCRIPTS = (
     ("Mong", "Mongolian", "\u1800-\u18af"),
 )
 SCRIPT_NAMES = {code: name for code, name, _ in SCRIPTS} | {"Zzzz": "non-Latin"}
+SCRIPT_CHARS = {code: chars for code, _, chars in SCRIPTS}  # a character class's insides: f"[{...}]"
 # One pass over a line: at a letter (the look-ahead skips a space or a mark at one test), a run of a listed
 # script, or one letter of any other
 _SCRIPT_RUNS = re.compile(r"(?=[^\W\d_])(?:" + "|".join(f"(?P<{code}>[{chars}]+)" for code, _, chars in SCRIPTS)

@@ -576,3 +576,23 @@ def test_train_says_the_language_and_tokenizer_it_took(runner, tmp_path):
     assert "--lang and --tokenizer change them" in first
     empty = runner.invoke(app, ["train", str(corpus), "--lang", "", "-o", str(tmp_path / "e.onlstm")])
     assert empty.exit_code == 2 and "expected a language code" in empty.stderr
+
+
+def test_text_without_spaces_between_words_is_cut_by_script_or_said(runner, tmp_path):
+    """Japanese is cut where kanji and kana meet, and a model of it reads Japanese without a warning; a Thai
+    text, whose runs no script change cuts, trains, and `train` says why its words are whole phrases."""
+    from onlstm_cli.cli.commands import app
+    tiny = ["--epochs", "1", "--emb-size", "10", "--hidden-size", "10", "--chunk-size", "5", "--batch-size", "2"]
+    japanese = tmp_path / "ja.txt"
+    japanese.write_text("私は本を読みました。\n猫がご飯を食べました。\n" * 20, encoding="utf-8")
+    result = runner.invoke(app, ["train", str(japanese), "-o", str(tmp_path / "ja.onlstm"), *tiny])
+    assert result.exit_code == 0 and "written without spaces" not in result.stderr, result.stderr
+    parsed = runner.invoke(app, ["parse", "-m", str(tmp_path / "ja.onlstm"), "-f", "bracket"], input="猫は本を読みました。\n")
+    assert parsed.exit_code == 0 and "(X 猫)" in parsed.stdout and "(X みました)" in parsed.stdout
+    assert "warning" not in parsed.stderr, parsed.stderr
+    thai = tmp_path / "th.txt"
+    thai.write_text("ฉันชอบกินข้าวที่บ้านทุกวันกับครอบครัวของฉัน เราไป\n" * 40, encoding="utf-8")
+    result = runner.invoke(app, ["train", str(thai), "-o", str(tmp_path / "th.onlstm"), *tiny])
+    assert result.exit_code == 0, result.stderr
+    assert "of the corpus's letters are in tokens of 25 characters or more: is it written without spaces" \
+        in result.stderr

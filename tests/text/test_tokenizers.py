@@ -181,6 +181,15 @@ def test_unicode_tokenizer_splits_a_final_period_and_keeps_words_whole():
     assert split("dell'anno") == ["dell'", "anno"]
 
 
+def test_unicode_tokenizer_cuts_japanese_where_the_script_changes():
+    """Japanese has no spaces: without the cuts a sentence would be one word."""
+    split = Tokenizer("unicode").split
+    assert split("私は本を読みました。") == ["私", "は", "本", "を", "読", "みました", "。"]
+    assert split("学生たちはコーヒーを飲んだ") == ["学生", "たちは", "コーヒー", "を", "飲", "んだ"]  # ー stays in its word
+    assert split("Tシャツ、すごーい") == ["T", "シャツ", "、", "すごーい"]
+    assert split("韓國語를 배운다") == ["韓國語를", "배운다"]  # no kana: ideographs in a Korean word stay in it
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=60))
 def test_unicode_tokens_are_the_line_without_its_spaces(line):
@@ -354,3 +363,13 @@ def test_a_jieba_model_reads_a_sentence_cut_by_jieba_whatever_its_segmentation()
     # other models read the words as they are; a character model, each CJK word a character at a time
     assert Tokenizer("ptb").reading(["do", "n't"]) == (["do", "n't"], [0, 1])
     assert Tokenizer("jieba", characters=True).reading(["北京", "N", "年"]) == (["北", "京", "N", "年"], [0, 2, 3])
+
+
+def test_the_share_of_letters_in_phrase_long_tokens():
+    from collections import Counter
+
+    from onlstm_cli.text.corpus import LONG_TOKEN, unspaced_share
+    run = "ก" * LONG_TOKEN
+    assert unspaced_share(Counter({run: 2, "abcde": 10})) == 0.5
+    assert unspaced_share(Counter({"Donaudampfschifffahrt": 3, "ist": 1})) == 0  # a long compound is no phrase
+    assert unspaced_share(Counter()) == 0
