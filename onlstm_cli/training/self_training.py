@@ -287,7 +287,8 @@ class _Run:
         return None
 
     def step(self, batch: list[int]) -> None:
-        loss, _ = batch_loss(self.parser, self.data.ids, self.data.spans, batch, self.data.eos_id)
+        loss, _ = batch_loss(self.parser, self.data.ids, self.data.spans, batch, self.data.eos_id,
+                             self.data.sentences or None)
         self.optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.parser.parameters(), self.train.clip)

@@ -140,6 +140,8 @@ class Votes:
     valid_sentences: list = field(default_factory=list)    # the validation sentences (normalized words)
     valid_parse_trees: list = field(default_factory=list)  # each teacher's own trees of them (its weighing voter)
     split: str | None = None       # the split rule the language models' trees were built with, where auto chose it
+    sentences: list = field(default_factory=list)  # the training sentences (normalized words): a student of n-grams
+    # reads a word its vocabulary lacks (an id of <unk>) by them
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
@@ -192,7 +194,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
-                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split)
+                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences)
 
 
 def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> tuple[str | None, list | None]:

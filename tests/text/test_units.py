@@ -259,3 +259,36 @@ def test_a_corpus_where_every_word_is_unique_trains_an_ngram_model_that_reads_a_
     long_word = "ab" * 2500
     result = CliRunner().invoke(app, ["parse", "-m", str(out)], input=f"w1xa {long_word} w9xb\n")
     assert result.exit_code == 0 and long_word in result.output and "unknown" not in result.output
+
+
+def test_a_student_of_ngrams_learns_the_ngrams_of_words_its_whole_word_teacher_lacks(tmp_path):
+    """A span parser that reads n-grams over a whole-word language model: its teacher's vocabulary has no id
+    for a rare word (<unk>), so the student must be given the words themselves to learn their n-grams."""
+    from conftest import TINY_MODEL, QuietReporter, tiny_train_config
+    from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.span.model import SpanParser
+    from onlstm_cli.text.corpus import read_corpus
+    from onlstm_cli.text.units import unit_rows
+    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.train import train_model
+    train, valid = agglutinative_corpus(tmp_path / "train.txt"), agglutinative_corpus(tmp_path / "valid.txt", 20, 1)
+    train_model(train, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), valid=valid,
+                max_vocab=20, reporter=QuietReporter(), lang="tr", units="words")
+    teacher = load_model(tmp_path / "m.onlstm")
+    assert teacher.config.unit_buckets == 0
+    buckets = 100_003
+    config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=8, hidden_size=6, mlp_size=5, unit_buckets=buckets)
+    settings = SelfTrainConfig(epochs=1, batch_size=8, seed=7)
+    torch.manual_seed(settings.seed)
+    before = SpanParser(config, teacher.vocab.itos).unit_embed.weight.detach().half()  # as self_train starts it
+    # (and as a file stores it: in float16)
+    result = self_train(train, tmp_path / "s.onlstm", [teacher], valid, config, settings, log=lambda line: None)
+    after = load_model(result.out).span_parser.unit_embed.weight.detach()
+    known = {b for w in teacher.vocab.itos for b in unit_rows(w, buckets)}
+    rare = {w for s in read_corpus(train, teacher.tokenizer) for w in s if w not in teacher.vocab.stoi}
+    only_rare = sorted({b for w in rare for b in unit_rows(w, buckets)} - known)
+    assert rare and only_rare
+    untouched = sorted(set(range(buckets)) - known - set(only_rare))[:1000]
+    assert torch.equal(after[untouched], before[untouched])  # a row no word reads is as it started
+    assert not torch.equal(after[only_rare], before[only_rare])  # the rare words' n-grams were read, and learned
