@@ -11,11 +11,12 @@ root (the root's children, then their children, ...), left to right at each dept
 row by row. Every node's number is larger than its parent's, so the numbers read as the top-down
 splitting; nodes at the same depth split independently of each other, and left-to-right is only a
 reading order between them. The numbers come from the tree alone, so they are the same for either split
-rule.
+rule. A sentence in a script written from right to left (Arabic, Hebrew) is drawn from right to left: its first
+word at the right, the tree mirrored, the numbers going right to left at each depth.
 
 Everything is text built with the standard library: no scripts, fonts or images are loaded from anywhere.
 CJK words are drawn with the system's fonts through a font-family stack,
-and their width is estimated as one em per wide character.
+and their width is estimated as one em per wide character (text_width).
 Nothing heavy is imported here.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from onlstm_cli.text.languages import is_right_to_left
 from onlstm_cli.trees import Tree, fold_tree
 
 # Latin from the system's UI font; CJK from the first of these that the machine has (Linux, macOS, Windows).
@@ -79,13 +81,20 @@ def _num(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
+# Scripts whose letters are drawn wider than Latin's: in Chromium with the Noto fonts, a Malayalam, Sinhala or
+# Myanmar word was up to 1.6 times as wide as 0.62 em a letter, a Tamil one 1.4 times (tests/pictures/test_draw.py measures them in Chromium).
+_WIDE_LETTERS = re.compile("[\u0b80-\u0bff\u0d00-\u0dff\u1000-\u109f]")
+
+
 def text_width(text: str, font_size: float = FONT_SIZE) -> float:
-    """Estimated drawn width: wide (CJK, full-width) characters one em, combining marks none, others 0.62 em."""
+    """Estimated drawn width: wide (CJK, full-width) characters one em, combining marks none, letters of the
+    wide scripts above 0.8 em, others 0.62 em."""
     ems = 0.0
     for char in text:
         if unicodedata.combining(char):
             continue
-        ems += 1.0 if unicodedata.east_asian_width(char) in ("W", "F") else 0.62
+        ems += 1.0 if unicodedata.east_asian_width(char) in ("W", "F") else \
+            0.8 if _WIDE_LETTERS.match(char) else 0.62
     return ems * font_size
 
 
@@ -174,11 +183,17 @@ class _Frame:
 
 def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str],
            min_width: float = 0) -> _Frame:
+    """The columns run from right to left for a sentence in a script written that way (Arabic, Hebrew): its
+    first word is where its reader starts, and the tree over it is the mirror image of the same tree over a
+    left-to-right sentence."""
     widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
+    rtl = is_right_to_left(" ".join(tokens))
     centers, x = [], float(MARGIN)
-    for width in widths:
+    for width in (reversed(widths) if rtl else widths):
         centers.append(x + width / 2)
         x += width
+    if rtl:
+        centers.reverse()
     width = x + MARGIN + (SCALE_GUTTER if legend else 0)
     if legend:
         width = max(width, 2 * MARGIN + text_width(legend, SMALL_TEXT))
@@ -314,9 +329,9 @@ def _bars(tokens: Sequence[str], distances: Sequence[Optional[float]], frame: _F
     so the scale never starts below it."""
     top, bottom, centers, widths = frame.bars_top, frame.bars_bottom, frame.centers, frame.widths
     high = max(float(d) for d in distances if d is not None)
-    right = centers[-1] + widths[-1] / 2
+    right = MARGIN + sum(widths)  # the columns' right end (the first word's or the last's)
     parts = [f'<g class="bars" fill="{BAR_COLOR}">',
-             f'<line x1="{_num(centers[0] - widths[0] / 2)}" y1="{_num(bottom)}" x2="{_num(right)}" '
+             f'<line x1="{MARGIN}" y1="{_num(bottom)}" x2="{_num(right)}" '
              f'y2="{_num(bottom)}" stroke="{GUIDE_INK}"/>']
     for token, d, cx, width in zip(tokens, distances, centers, widths):
         if d is None:

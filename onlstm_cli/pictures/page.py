@@ -164,7 +164,9 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
             "says what they measure; grey words were not read by the model and have none); above the bars, the "
             "tree the distances give, one row per depth. The circled numbers on the tree are the split order: "
             "1 is the first split (the root, at the largest distance), then row by row, left to right: the "
-            "root's two parts, their parts, and so on. Under each picture, the same tree in brackets.</p>",
+            "root's two parts, their parts, and so on. A sentence in a script written from right to left "
+            "(Arabic, Hebrew) is drawn from right to left, its tree and numbers too. Under each picture, the "
+            "same tree in brackets.</p>",
             ZOOM_BAR]
     if shown > max_eager:
         body.append(f'<noscript><p class="note">Pictures after the first {max_eager:,} are drawn by a '

@@ -92,6 +92,17 @@ def script_counts(text: str) -> Counter:
     return counts
 
 
+RIGHT_TO_LEFT = ("Arab", "Hebr", "Syrc", "Thaa")  # scripts written from right to left
+
+
+def is_right_to_left(text: str) -> bool:
+    """Whether most of the text's letters are of a script written from right to left (Arabic, Hebrew …)."""
+    if text.isascii():
+        return False
+    counts = script_counts(text)
+    return 2 * sum(counts[code] for code in RIGHT_TO_LEFT) > sum(counts.values())
+
+
 def script_of(text: str) -> str | None:
     """The text's script: kana where there is any (Japanese mixes CJK ideographs in), else Hangul where it has
     at least as many Hangul letters as ideographs (Korean text may carry Hanja), else CJK where there are

@@ -83,6 +83,42 @@ def test_wide_characters_get_wider_columns():
     assert second_word_x("天安门广场") > second_word_x("ab") + 40
 
 
+def test_letters_of_wide_scripts_get_wider_columns():
+    """Malayalam, Sinhala, Myanmar and Tamil letters are drawn wider than Latin ones (see text_width)."""
+    def second_word_x(first):
+        root = ET.fromstring(sentence_svg([first, "cd"], [first, "cd"], [1.0, 2.0]))
+        return float(by_class(root, "text", "word")[1].get("x"))
+
+    assert second_word_x("ഞാൻ") > second_word_x("abc") + 3 and second_word_x("ဖတ်တယ်") > second_word_x("abcd") + 5
+
+
+def test_a_right_to_left_sentence_is_drawn_from_the_right():
+    """An Arabic-script sentence starts at the right, as its reader reads it: the same tree, mirrored."""
+    from svg_geometry import svg_crossings
+    tokens = "مەن كىتاب ئوقۇدۇم ۋە خەت يازدىم .".split()
+    distances = [0.5, 2.0, 1.0, 3.0, 1.5, 0.2, None]
+    tree = tree_of(tokens, distances)
+    svg = sentence_svg(tokens, tree, distances)
+    root = ET.fromstring(svg)
+    words = by_class(root, "text", "word") + [g.find(SVG + "text") for g in by_class(root, "g", "unread")]
+    x_of = {w.text: float(w.get("x")) for w in words}
+    xs = [x_of[token] for token in tokens]
+    assert xs == sorted(xs, reverse=True)  # the first word at the right, the last at the left
+    assert not svg_crossings(svg)
+    left_to_right = ET.fromstring(sentence_svg("the cat sat on a mat .".split(), tree, distances))
+    assert [float(w.get("x")) for w in by_class(left_to_right, "text", "word")] == \
+        sorted(float(w.get("x")) for w in by_class(left_to_right, "text", "word"))
+    # the mirror image: each bar at the mirrored place, the picture as wide
+    bars = [float(b.get("x")) for b in by_class(root, "rect", "bar")]
+    ltr_bars = [float(b.get("x")) for b in by_class(left_to_right, "rect", "bar")]
+    assert bars == sorted(bars, reverse=True) and len(bars) == len(ltr_bars) == 6
+    assert by_class(root, "text", "word")[0].text == "مەن"  # the words keep their order in the document
+    mixed = ET.fromstring(sentence_svg(["Ali", "dedi", "مەن"], build_tree([1.0, 2.0, 0.5], ["Ali", "dedi", "مەن"]),
+                                       None))
+    assert [float(w.get("x")) for w in by_class(mixed, "text", "word")] == \
+        sorted(float(w.get("x")) for w in by_class(mixed, "text", "word"))  # mostly Latin: left to right
+
+
 def test_split_numbers_go_top_down():
     tokens = "a b c d e f g h".split()
     tree = build_tree([0.1, 2.0, 0.5, 1.0, 3.0, 0.2, 1.5, 0.3], tokens)
@@ -599,3 +635,45 @@ def test_chinese_is_not_drawn_as_empty_boxes(tmp_path):
     same, like_missing = crops[0] == crops[1], crops[2] in crops[:2]  # (asserted apart: no pixel dumps)
     assert not same, "two different Chinese characters look the same: empty boxes"
     assert not like_missing, "Chinese is drawn like a missing glyph"
+
+
+def fonts_for(*langs: str) -> bool:
+    fc_list = shutil.which("fc-list")
+    return fc_list is not None and all(
+        subprocess.run([fc_list, f":lang={lang}", "family"], capture_output=True, text=True).stdout.strip()
+        for lang in langs)
+
+
+WORD_BOXES = """<script>
+var boxes = Array.prototype.map.call(document.querySelectorAll('svg'), function (svg) {
+  return Array.prototype.map.call(svg.querySelectorAll('text.word'), function (word) {
+    var r = word.getBoundingClientRect(); return [word.textContent, r.left, r.right];
+  });
+});
+var out = document.createElement('pre'); out.id = 'boxes'; out.textContent = JSON.stringify(boxes);
+document.body.appendChild(out);
+</script>"""
+
+
+def test_words_of_many_scripts_are_drawn_apart_and_right_to_left_ones_from_the_right(tmp_path):
+    """What a browser draws, measured: no word runs into the next (a letter of these scripts is wider than
+    a Latin one), and an Arabic sentence's first word is its rightmost."""
+    import json
+    if not fonts_for("ta", "ml", "si", "my", "ar", "hi"):
+        pytest.skip("no fonts for Tamil, Malayalam, Sinhala, Myanmar, Arabic and Hindi: apt-get install fonts-noto-core")
+    lines = ["நான் புத்தகம் படிக்கிறேன் இன்று", "ഞാൻ പുസ്തകം വായിക്കുന്നു ഞാൻ", "මම පොතක් කියවමි ලංකාව",
+             "ကျွန်တော် စာအုပ် ဖတ်တယ် မြန်မာ", "मैं हिन्दी में किताब पढ़ रहा हूँ", "مەن كىتاب ئوقۇدۇم ۋە خەت يازدىم"]
+    svgs = "".join(sentence_svg(line.split(), right_branching(line.split()), None) for line in lines)
+    page_path = tmp_path / "scripts.html"
+    page_path.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>{svgs}{WORD_BOXES}'
+                         '</body></html>', encoding="utf-8")
+    command = chromium_command(tmp_path / "profile") + ["--dump-dom", page_path.resolve().as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False).stdout
+    match = re.search(r'<pre id="boxes">(.*?)</pre>', dom, re.S)
+    assert match, "chromium ran no script"
+    for line, words in zip(lines, json.loads(html.unescape(match.group(1)))):
+        assert [w[0] for w in words] == line.split()
+        ordered = sorted(words, key=lambda w: w[1])
+        gaps = [b[1] - a[2] for a, b in zip(ordered, ordered[1:])]
+        assert min(gaps) >= 2, f"{line}: words touch or overlap ({gaps})"
+        assert (ordered == words) != line.startswith("مەن"), "the Arabic line is drawn from the right"
