@@ -82,7 +82,8 @@ def _num(value: float) -> str:
 
 
 # Scripts whose letters are drawn wider than Latin's: in Chromium with the Noto fonts, a Malayalam, Sinhala or
-# Myanmar word was up to 1.6 times as wide as 0.62 em a letter, a Tamil one 1.4 times (tests/pictures/test_draw.py measures them in Chromium).
+# Myanmar word was up to 1.6 times as wide as 0.62 em a letter, a Tamil one 1.4 times (a browser test in
+# tests/pictures/test_draw.py measures words of these scripts).
 _WIDE_LETTERS = re.compile("[\u0b80-\u0bff\u0d00-\u0dff\u1000-\u109f]")
 
 
