@@ -60,7 +60,9 @@ class Tokenizer:
             token = unicodedata.normalize("NFKC", token)
         token = token.translate(_CURLY_QUOTES)
         if self.lowercase:
-            token = token.lower()
+            # Turkish and Azeri İ lower-cases to i and a combining dot above (i̇), which no word typed in
+            # lower case has: İstanbul would be another word than istanbul
+            token = token.lower().replace("i\u0307", "i")
         if self.numbers_to_n and _NUMBER.match(token):
             return "N"
         return token

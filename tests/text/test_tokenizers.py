@@ -239,6 +239,12 @@ def test_normalize_lowercases():
     assert Tokenizer(lowercase=False).normalize("The") == "The"
 
 
+def test_a_dotted_capital_i_lowercases_to_the_word_typed_in_lower_case():
+    normalize = Tokenizer("unicode").normalize
+    assert normalize("İstanbul") == normalize("istanbul") == "istanbul" and normalize("İKİ") == "iki"
+    assert normalize("Işık") == "işık"  # (the dotless I keeps Python's lower case: no language is assumed)
+
+
 def test_normalize_nfkc_full_width():
     assert Tokenizer(numbers_to_n=False).normalize("２９") == "29"
     assert Tokenizer().normalize("Ｈｅｌｌｏ") == "hello"
