@@ -239,10 +239,10 @@ def _as_written(line: str, tokens: list[str]) -> list[str]:
 # before another word a single capital (initials, French "M.") or a common title or abbreviation below; a
 # final period is always split off. French and Italian elisions are cut after the apostrophe
 # (l'homme → l' homme, dell'anno → dell' anno), as their treebanks do. Japanese, written without spaces, is
-# cut where the script changes between kanji, hiragana and katakana (私は本を読みました → 私 は 本 を 読 みました):
-# a particle or an ending is then a word of its own, as in Japanese treebanks, where the run would otherwise be
-# one word a sentence. It is 3 to 4 times as fast as nltk's toktok, which also leaves a period inside a line on
-# its word and cuts aujourd'hui in three.
+# cut where the script changes between kanji, hiragana and katakana
+# (私は本を読みました → 私 は 本 を 読 みました): a particle or an ending is then a word of its own, as in
+# Japanese treebanks, where the run would otherwise be one word a sentence. It is 3 to 4 times as fast as
+# nltk's toktok, which also leaves a period inside a line on its word and cuts aujourd'hui in three.
 _ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Sr", "Sra", "Srta", "Dra", "Mme", "Mlle", "Hr", "Fr",
                   "Nr", "bzw", "vgl", "usw", "ca", "etc", "Abs", "Jh", "pp", "vs", "cf", "av",
                   "г", "гг", "см", "др", "ул", "им", "тыс", "млн", "млрд")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli.text.corpus import (LONG_TOKEN, TokenColumns, batchify, corpus_token_file, count_words, iter_sentences,
-                                    rank_columns, read_corpus, token_stream, unspaced_share)
+from onlstm_cli.text.corpus import (LONG_TOKEN, TokenColumns, batchify, corpus_token_file, count_words,
+                                    iter_sentences, rank_columns, read_corpus, token_stream, unspaced_share)
 from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.distributed import Group
@@ -56,8 +56,8 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
     model = None
     if resume is None:
         counts = count_words(corpus, tokenizer, pretokenized, keep_punct)
-        if unspaced_share(counts) >= 0.5:
-            reporter.message(f"{unspaced_share(counts):.0%} of the corpus's letters are in tokens of {LONG_TOKEN} "
+        if (unspaced := unspaced_share(counts)) >= 0.5:
+            reporter.message(f"{unspaced:.0%} of the corpus's letters are in tokens of {LONG_TOKEN} "
                              "characters or more: is it written without spaces between words (Thai, Khmer, "
                              "Burmese …)? Each such run is read as one word; put a space between the words first")
         if units not in UNIT_CHOICES:
