@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from onlstm_cli.pictures.draw import FONT_FAMILY, INK, SMALL_TEXT, _text, sentence_svg
+from onlstm_cli.text.languages import is_right_to_left
 from onlstm_cli.trees import Tree
 
 MIN_TEXT_PX = 11                    # no text of a picture is drawn smaller, unless the reader zooms out
@@ -57,6 +58,9 @@ h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
 .sentence {{ border-top: 1px solid #eee; }}
 .sentence h2 {{ color: #666; font-weight: normal; }}
 .picture {{ overflow-x: auto; }}
+/* a right-to-left sentence's box (dir="rtl") opens scrolled to its right end, where the sentence starts; the
+   picture inside keeps left-to-right coordinates for its titles and legends */
+.picture svg {{ direction: ltr; }}
 /* A picture shrinks to its box, down to {MIN_SCALE:.0%} of its size (no text under {MIN_TEXT_PX} px); past that the
    box scrolls sideways, opening at the sentence's start. --w: the picture's own width. The zoom bar's
    choices (radio buttons: no script; browsers without :has() keep this one) fit every picture to its box
@@ -120,13 +124,15 @@ def _svg_size(svg: str, which: str) -> str:
     return match.group(1) if match else "120"
 
 
-def picture(svg: str, lazy: bool = False) -> str:
+def picture(svg: str, lazy: bool = False, rtl: bool = False) -> str:
     """A sentence's SVG in its page box, which scales it to the page (see PAGE_CSS); a lazy one waits in a
-    <template> (drawn by LAZY_SCRIPT) in a box as high as the picture at full size."""
+    <template> (drawn by LAZY_SCRIPT) in a box as high as the picture at full size. `rtl`: the sentence is
+    drawn from the right (draw.py), and its box opens at its right end."""
     style = f"--w:{_svg_size(svg, 'width')}px"
+    direction = ' dir="rtl"' if rtl else ""
     if not lazy:
-        return f'<div class="picture" style="{style}">{svg}</div>'
-    return (f'<div class="picture pending" style="{style};min-height:{_svg_size(svg, "height")}px">'
+        return f'<div class="picture"{direction} style="{style}">{svg}</div>'
+    return (f'<div class="picture pending"{direction} style="{style};min-height:{_svg_size(svg, "height")}px">'
             f"<template>{svg}</template></div>")
 
 
@@ -153,7 +159,8 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
         if not item.tokens:
             sections.append(f'{heading}<p class="note">(empty line)</p></section>')
             continue
-        svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager)
+        svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager,
+                      rtl=is_right_to_left(" ".join(item.tokens)))
         sections.append(f'{heading}{svg}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
 
     total = shown + left_out

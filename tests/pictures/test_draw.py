@@ -591,6 +591,17 @@ def test_a_long_sentence_opens_at_its_start_readable_and_fits_when_asked(tmp_pat
     assert doubled["drawn"] == pytest.approx(2 * doubled["natural"], abs=0.5)
 
 
+def test_a_long_right_to_left_sentence_opens_at_its_first_word_at_the_right(tmp_path):
+    words = [f"كلمة{k}" for k in range(55)]
+    page = html_page([(1, words, left_branching(words), [1.0] * 55)])
+    assert page.count('class="picture" dir="rtl"') == 1
+    box = laid_out(page, tmp_path, "1400,900")[0]
+    assert box["natural"] > 2 * 1400 and box["scrollWidth"] > box["boxWidth"]  # too wide: it scrolls
+    first, last = box["svgs"][0]["words"][0], box["svgs"][0]["words"][-1]
+    assert box["boxWidth"] - 100 <= first <= box["boxWidth"] and last < 0  # at its first word, at the right
+    assert box["svgs"][0]["smallestText"] >= MIN_TEXT_PX - 0.01
+
+
 def test_report_examples_are_drawn_word_over_word_in_one_box(tmp_path):
     """Issue 41 item 18: gold and predicted sat side by side at different scales, a 24-word example shrunk
     to 7 px text with two scrollbars. Now the gold tree stands above the predicted one in one box, each
