@@ -182,13 +182,18 @@ class _Frame:
         return self.tree_top + depth * self.step
 
 
+def drawn_right_to_left(tokens: Sequence[str]) -> bool:
+    """Whether a sentence is drawn from the right: most of its letters are of a right-to-left script."""
+    return is_right_to_left(" ".join(tokens))
+
+
 def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str],
            min_width: float = 0) -> _Frame:
     """The columns run from right to left for a sentence in a script written that way (Arabic, Hebrew): its
     first word is where its reader starts, and the tree over it is the mirror image of the same tree over a
     left-to-right sentence."""
     widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
-    rtl = is_right_to_left(" ".join(tokens))
+    rtl = drawn_right_to_left(tokens)
     centers, x = [], float(MARGIN)
     for width in (reversed(widths) if rtl else widths):
         centers.append(x + width / 2)

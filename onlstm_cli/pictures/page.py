@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence, Union
 
-from onlstm_cli.pictures.draw import FONT_FAMILY, INK, SMALL_TEXT, _text, sentence_svg
-from onlstm_cli.text.languages import is_right_to_left
+from onlstm_cli.pictures.draw import FONT_FAMILY, INK, SMALL_TEXT, _text, drawn_right_to_left, sentence_svg
 from onlstm_cli.trees import Tree
 
 MIN_TEXT_PX = 11                    # no text of a picture is drawn smaller, unless the reader zooms out
@@ -160,7 +159,7 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
             sections.append(f'{heading}<p class="note">(empty line)</p></section>')
             continue
         svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager,
-                      rtl=is_right_to_left(" ".join(item.tokens)))
+                      rtl=drawn_right_to_left(item.tokens))
         sections.append(f'{heading}{svg}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
 
     total = shown + left_out

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from onlstm_cli.evaluation.metrics import BASELINE_LABELS
-from onlstm_cli.pictures.draw import MARGIN, _num, _svg_open, _text, sentence_svg, text_width
+from onlstm_cli.pictures.draw import (MARGIN, _num, _svg_open, _text, drawn_right_to_left, sentence_svg,
+                                      text_width)
 from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
-from onlstm_cli.text.languages import is_right_to_left
 from onlstm_cli.trees import Tree, tree_spans
 
 PALETTE = ("#1f5fbf", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -315,7 +315,7 @@ def _example(example: ReportExample) -> str:
     # as wide as the predicted one (which has the bars' scale and legend): the two scale alike, and as their
     # word columns are the same, each gold word stands over its predicted self
     gold = sentence_svg(example.words, example.gold, None, split_numbers=False, min_width=float(width))
-    direction = ' dir="rtl"' if is_right_to_left(" ".join(example.words)) else ""  # opens where it starts
+    direction = ' dir="rtl"' if drawn_right_to_left(example.words) else ""  # opens where it starts
     return (f"<h3>{_text(example.source)}{score}</h3>"
             f'<div class="picture pair"{direction} style="--w:{width}px"><p class="caption">gold</p>{gold}'
             f'<p class="caption">{_text(example.system or "predicted")}</p>{predicted}</div>')
