@@ -233,10 +233,10 @@ def _as_written(line: str, tokens: list[str]) -> list[str]:
 # The "unicode" tokenizer, for languages without rules of their own. A word is a run of letters, marks,
 # digits and format characters (soft hyphen, zero-width joiners), by the `regex` module's \p classes: the
 # standard `re` has no \p, and its \w leaves out combining marks, which would cut Devanagari words apart.
-# Inner apostrophes and hyphens join a word (aujourd'hui, disse-lhe, из-за), and so do the Armenian hyphen and
-# the Armenian question, exclamation and emphasis marks, written over a vowel inside the word they ask or stress
-# (ինչո՞ւ); every other character is punctuation, a token of its own (a run of the same character, "..." or
-# "--", is one token). Kept whole:
+# Inner apostrophes and hyphens join a word (aujourd'hui, disse-lhe, из-за), and so do the Hebrew maqaf, geresh
+# and gershayim (בית־ספר, צה״ל), the Armenian hyphen, and the Armenian question, exclamation and emphasis
+# marks, written over a vowel inside the word they ask or stress (ինչո՞ւ); every other character is
+# punctuation, a token of its own (a run of the same character, "..." or "--", is one token). Kept whole:
 # numbers with inner separators (3,5 1.000 10:30), abbreviations with inner periods (z.B. U.S. т.е.), and
 # before another word a single capital (initials, French "M.") or a common title or abbreviation below; a
 # final period is always split off. French and Italian elisions are cut after the apostrophe
@@ -253,7 +253,7 @@ _UNICODE_TOKEN = r"""
   | \p{N}+(?:[.,:/]\p{N}+)+(?![\p{L}\p{M}\p{N}\p{Cf}])  # 3,5  1.000  10:30  1/2
   | (?:\p{L}{1,4}\.){2,}                               # z.B.  U.S.  a.k.a.
   | (?:\p{Lu}|(?:ABBREVIATIONS))\.(?=\s+\S)            # M. Dupont, Dr. Müller (not at the end)
-  | [\p{L}\p{M}\p{N}\p{Cf}_]+(?:['’\-֊՛՜՞][\p{L}\p{M}\p{N}\p{Cf}_]+)*  # words, inner apostrophes and hyphens
+  | [\p{L}\p{M}\p{N}\p{Cf}_]+(?:['’\-֊־՛՜՞׳״][\p{L}\p{M}\p{N}\p{Cf}_]+)*  # words, inner apostrophes and hyphens
   | ([^\p{L}\p{M}\p{N}\p{Cf}\s])\1*                    # punctuation: one character, or a run of it
 """
 _ELISION = r"(?i)^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu|dell|nell|dall|sull|all|quell|un)['’](?=\p{L})"

@@ -181,10 +181,11 @@ def test_unicode_tokenizer_splits_a_final_period_and_keeps_words_whole():
     assert split("dell'anno") == ["dell'", "anno"]
 
 
-def test_unicode_tokenizer_keeps_armenian_words_whole_across_the_marks_written_inside_them():
+def test_unicode_tokenizer_keeps_armenian_and_hebrew_words_whole_across_the_marks_written_inside_them():
     split = Tokenizer("unicode").split
     assert split("Ինչո՞ւ ես եկել։") == ["Ինչո՞ւ", "ես", "եկել", "։"]  # ՞ asks, over the word's vowel
     assert split("Նա՝ մեր ընկերը, հայ֊ռուսական") == ["Նա", "՝", "մեր", "ընկերը", ",", "հայ֊ռուսական"]  # ՝ is a comma
+    assert split("חיילי צה״ל בבית־ספר.") == ["חיילי", "צה״ל", "בבית־ספר", "."]  # gershayim, and the maqaf (a hyphen)
 
 
 def test_unicode_tokenizer_cuts_japanese_where_the_script_changes():
