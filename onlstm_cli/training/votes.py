@@ -140,8 +140,8 @@ class Votes:
     valid_sentences: list = field(default_factory=list)    # the validation sentences (normalized words)
     valid_parse_trees: list = field(default_factory=list)  # each teacher's own trees of them (its weighing voter)
     split: str | None = None       # the split rule the language models' trees were built with, where auto chose it
-    sentences: list = field(default_factory=list)  # the training sentences (normalized words): a student of n-grams
-    # reads a word its vocabulary lacks (an id of <unk>) by them
+    # the training sentences (normalized words): a student of n-grams reads by them a word its vocabulary lacks
+    sentences: list = field(default_factory=list)
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
