@@ -10,6 +10,7 @@ DEFAULT_UNITS = "words"    # what a model reads words by: words, ngrams, or auto
                            # measurement: n-grams did not lift Turkish trees (docs/experiments/units.md)
 DEFAULT_UNIT_BUCKETS = 8192  # rows of hashed character n-grams in an n-gram model
 UNIT_CHOICES = ("auto", "words", "ngrams")
+STUDENT_UNIT_CHOICES = ("auto", "host", "ngrams")  # what a span parser reads words by (SelfTrainConfig.units)
 LR_SCHEDULES = ("constant", "cosine", "plateau")
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
 MASTER_INPUT_RULES = ("paper", "symmetric")
@@ -136,6 +137,9 @@ class SelfTrainConfig:
                                           # each a voter of its own; (): as extra_layers says
     extra_layers: int = 0  # without teacher_layers: each teacher votes with its parse layer and this many more,
                            # above it (below where it has too few above)
+    units: str = "auto"  # host: words as its host language model reads them; ngrams: also by their character n-grams,
+                         # so that no word is unknown to the parser shipped; auto: ngrams where the training text has
+                         # many rare words (text/units.py's rule), else host (docs/experiments/turkish.md)
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
                              # every other span 0 (the literature's students learn the averaged tree, docs/experiments/levers.md)
 

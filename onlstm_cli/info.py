@@ -188,7 +188,7 @@ OPTION_WORDS = {
     "max_len": "sentences of at most {} words", "patience": "stopped after {} epochs without a better validation",
     "right_branching": "a right-branching voter of weight {}", "span_parser_teachers": "a second round",
     "teacher_layers": "teachers' layers {}", "layers_above": "{} layer(s) above each teacher's parse layer vote",
-    "targets": "targets: {}"}
+    "targets": "targets: {}", "units": "words read by: {}"}
 DURATION_OPTIONS = ("time_budget", "checkpoint_every")
 
 
@@ -216,7 +216,9 @@ def span_parser_rows(span: dict) -> list[tuple[str, str]]:
     config = span["config"]
     rows = [("network", f"BiLSTM {config['n_layers']} layers × {config['hidden_size']} a direction, embedding "
                         f"{config['emb_size']}, span MLP {config['mlp_size']}: {span['parameters'] / 1e6:.2f} M "
-                        "parameters")]
+                        "parameters"
+                        + (f"; every word also read by its character n-grams ({config['unit_buckets']:,} rows)"
+                           if config.get("unit_buckets") else ""))]
     if span.get("teachers"):
         teachers = span["teachers"] if isinstance(span["teachers"], list) else [span["teachers"]]
         text = f"self-trained on the trees of {', '.join(map(str, teachers))}"

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import Invocation, err_line
-from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, LrSchedule, MasterInput, Units,
+from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, LrSchedule, MasterInput, StudentUnits, Units,
                                     SplitRule, VoteTargets, duration_text, parse_duration)
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.cli.app import friendly_errors
@@ -64,18 +64,21 @@ def train(
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'."),
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone."),
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0."),
+    student_units: StudentUnits = typer.Option(StudentUnits(SELF_TRAIN_DEFAULTS["units"]), "--student-units", help="With --teacher or --seeds: what the span parser reads words by. host: as its host language model (the first teacher) reads them; ngrams: each word also by its character n-grams, so that no word is unknown to the parser the file ships; auto: ngrams where 5% or more of the training text's tokens are words seen once (or beyond the host's vocabulary), else host."),
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU."),
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}."),
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay."),
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
-    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate)
+    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate,
+               student_units=student_units.value != SELF_TRAIN_DEFAULTS["units"])
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     with holding(out, make_folder=seeds == 1):
         if teacher:
             return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
-                                      parse_duration(time_budget), threads, right_branching, second_round, targets.value, teacher_layers)
+                                      parse_duration(time_budget), threads, right_branching, second_round, targets.value, teacher_layers,
+                                      student_units.value)
         result = train_language_models(locals())
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
@@ -157,6 +160,7 @@ def train_language_models(o: dict):
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
                                 o["right_branching"], resume, reporter, log=log, side_by_side=o["side_by_side"],
                                 max_ppl_ratio=ratio, keep_intermediate=o["keep_intermediate"],
+                                self_train=SelfTrainConfig(seed=train_config.seed, units=o["student_units"].value),
                                 started=Invocation.started)
         else:
             try:
@@ -255,7 +259,7 @@ def check_lm_options(o: dict) -> None:
 
 
 def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False,
-               keep_intermediate: bool = False) -> None:
+               keep_intermediate: bool = False, student_units: bool = False) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
     another are refused in one line."""
     if seeds < 1:
@@ -268,6 +272,8 @@ def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_opti
         raise UserError("--max-ppl-ratio chooses which of the --seeds language models vote: give --seeds K (K ≥ 2)")
     if keep_intermediate and seeds == 1:
         raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
+    if student_units and seeds == 1 and not teacher:
+        raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
 
 
 def layer_list(text: str) -> tuple[int, ...]:
@@ -285,7 +291,7 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
                        epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
                        budget: float | None, threads: int | None, right_branching: float | str,
                        second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"],
-                       teacher_layers: str | None = None) -> None:
+                       teacher_layers: str | None = None, student_units: str = SELF_TRAIN_DEFAULTS["units"]) -> None:
     """`train --teacher`: the span parser of self_training.py."""
     right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
     if not corpus.is_file():
@@ -301,7 +307,8 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
     except ValueError as e:
         raise UserError(str(e)) from None
     config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round,
-                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (), targets=targets)
+                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (), targets=targets,
+                             units=student_units)
     if config.teacher_layers and second_round:
         raise UserError("--teacher-layers picks language-model layers; --second-round teaches with span parsers")
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),

@@ -128,6 +128,8 @@ class RecipeRun:
             self.self_train = replace(self.self_train, extra_layers=0)
         if "max_ppl_ratio" not in state.options["recipe"]:  # recorded before failed runs were left out of the vote
             self.recipe = replace(self.recipe, max_ppl_ratio=0.0)
+        if "units" not in state.options["span_parser"]:  # recorded before a student read n-grams its host did not
+            self.self_train = replace(self.self_train, units="host")
         if extended_from is not None:
             self.extend(state, extended_from)
         try:

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from onlstm_cli import __version__
-from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
+from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, STUDENT_UNIT_CHOICES, SelfTrainConfig, SpanParserConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
@@ -162,8 +162,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     started = time.monotonic()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
-    config = config or SpanParserConfig(vocab_size=len(host.vocab), word_rows=host.config.word_rows,
-                                        unit_buckets=host.config.unit_buckets)
+    config = config or student_config(host, corpus, train.units, log)
     parser = SpanParser(config, host.vocab.itos)
     if config.emb_size == host.config.emb_size and config.output_size == host.config.output_size:
         # start from the words (and n-grams) the language model has learned
@@ -189,6 +188,24 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)
+
+
+def student_config(host: LoadedModel, corpus: str | Path, units: str, log=print) -> SpanParserConfig:
+    """The span parser's sizes: it reads its host's vocabulary, and each word also by its character n-grams where
+    the host does, or where `units` says (SelfTrainConfig.units): then a word the host reads as <unk> is still
+    read by its stem and endings, as a word of an agglutinative language mostly is."""
+    from onlstm_cli.text.corpus import count_words
+    from onlstm_cli.text.units import reads_ngrams, unseen_share
+    if units not in STUDENT_UNIT_CHOICES:
+        raise TrainingError(f"unknown student units {units!r}; choose from {', '.join(STUDENT_UNIT_CHOICES)}")
+    buckets = host.config.unit_buckets
+    if not buckets and units != "host":
+        counts = count_words(corpus, host.tokenizer)
+        if units == "ngrams" or reads_ngrams(counts, len(host.vocab)):
+            buckets = DEFAULT_UNIT_BUCKETS
+            log(f"the span parser also reads every word by its character n-grams ({unseen_share(counts):.0%} of the "
+                "training tokens are words seen once), so that no word is unknown to it")
+    return SpanParserConfig(vocab_size=len(host.vocab), word_rows=host.config.word_rows, unit_buckets=buckets)
 
 
 def check_teachers(teachers: list[Teacher], out: Path, *inputs) -> None:

@@ -292,3 +292,30 @@ def test_a_student_of_ngrams_learns_the_ngrams_of_words_its_whole_word_teacher_l
     untouched = sorted(set(range(buckets)) - known - set(only_rare))[:1000]
     assert torch.equal(after[untouched], before[untouched])  # a row no word reads is as it started
     assert not torch.equal(after[only_rare], before[only_rare])  # the rare words' n-grams were read, and learned
+
+
+def test_a_student_over_whole_words_reads_ngrams_where_its_text_has_many_rare_words(tmp_path):
+    """SelfTrainConfig.units: auto gives the span parser n-grams where the training text has many words seen once,
+    so that no word is unknown to the parser shipped; a text of a few words repeated keeps the host's words."""
+    from conftest import TINY_MODEL, QuietReporter, tiny_train_config
+    from onlstm_cli.config import DEFAULT_UNIT_BUCKETS
+    from onlstm_cli.errors import TrainingError
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.self_training import student_config
+    from onlstm_cli.training.train import train_model
+    rare = agglutinative_corpus(tmp_path / "train.txt")
+    train_model(rare, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), max_vocab=20,
+                reporter=QuietReporter(), lang="tr", units="words")
+    host = load_model(tmp_path / "m.onlstm")
+    said = []
+    assert student_config(host, rare, "auto", said.append).unit_buckets == DEFAULT_UNIT_BUCKETS
+    assert said and "character n-grams" in said[0] and "words seen once" in said[0]
+    assert student_config(host, rare, "host").unit_buckets == 0
+    repeated = tmp_path / "repeated.txt"
+    repeated.write_text("ev okul gitti\n" * 50, encoding="utf-8")
+    assert student_config(host, repeated, "auto").unit_buckets == 0
+    assert student_config(host, repeated, "ngrams").unit_buckets == DEFAULT_UNIT_BUCKETS
+    config = student_config(host, rare, "auto")
+    assert (config.vocab_size, config.output_size) == (len(host.vocab), len(host.vocab))  # the host's words, each its row
+    with pytest.raises(TrainingError, match="unknown student units 'chars'"):
+        student_config(host, rare, "chars")

@@ -463,6 +463,14 @@ def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
         assert gain(target) == pytest.approx(max(gain(c) for c in candidates))
 
 
+def test_student_units_are_an_option_of_a_span_parser_only(runner, tiny_corpus, tmp_path):
+    from onlstm_cli.cli.commands import app
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--student-units", "ngrams", "-o",
+                                 str(tmp_path / "m.onlstm")])
+    assert result.exit_code != 0 and "--student-units is for a span parser" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "m.onlstm").exists()
+
+
 def test_consensus_targets_drop_a_minority_teachers_spans():
     from onlstm_cli.training.votes import consensus_targets, vote
     majority, minority = {(0, 2), (2, 5), (3, 5)}, {(1, 5), (1, 4), (2, 4)}
