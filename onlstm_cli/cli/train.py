@@ -71,14 +71,11 @@ def train(
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe."),
 ):
     """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
-    check_mode(seeds, bool(teacher), second_round or bool(teacher_layers) or targets.value != SELF_TRAIN_DEFAULTS["targets"], recipe_options=max_ppl_ratio is not None, keep_intermediate=keep_intermediate,
-               student_units=student_units.value != SELF_TRAIN_DEFAULTS["units"])
+    check_mode(locals())
     check_train_files(corpus, out, valid, None if seeds > 1 else resume, loss_log, teacher or [])
     with holding(out, make_folder=seeds == 1):
         if teacher:
-            return self_train_command(corpus, out, valid, teacher, resume, epochs, lr, batch_size, seed,
-                                      parse_duration(time_budget), threads, right_branching, second_round, targets.value, teacher_layers,
-                                      student_units.value)
+            return self_train_command(locals())
         result = train_language_models(locals())
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
@@ -258,21 +255,21 @@ def check_lm_options(o: dict) -> None:
         raise UserError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({o['chunk_size']})")
 
 
-def check_mode(seeds: int, teacher: bool, span_parser_options: bool, recipe_options: bool = False,
-               keep_intermediate: bool = False, student_units: bool = False) -> None:
+def check_mode(o: dict) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
-    another are refused in one line."""
+    another, in `train`'s options (its locals), are refused in one line."""
+    seeds, teacher = o["seeds"], bool(o["teacher"])
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
     if teacher and seeds > 1:
         raise UserError("--seeds trains its own teachers: give either --seeds or --teacher")
-    if not teacher and span_parser_options:
+    if not teacher and (o["second_round"] or o["teacher_layers"] or o["targets"].value != SELF_TRAIN_DEFAULTS["targets"]):
         raise UserError("--second-round, --teacher-layers and --targets are for the span parser of --teacher")
-    if recipe_options and seeds == 1:
+    if o["max_ppl_ratio"] is not None and seeds == 1:
         raise UserError("--max-ppl-ratio chooses which of the --seeds language models vote: give --seeds K (K ≥ 2)")
-    if keep_intermediate and seeds == 1:
+    if o["keep_intermediate"] and seeds == 1:
         raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
-    if student_units and seeds == 1 and not teacher:
+    if o["student_units"].value != SELF_TRAIN_DEFAULTS["units"] and seeds == 1 and not teacher:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
 
 
@@ -287,13 +284,13 @@ def layer_list(text: str) -> tuple[int, ...]:
     return layers
 
 
-def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: list[str], resume: Path | None,
-                       epochs: int | None, lr: float | None, batch_size: int | None, seed: int,
-                       budget: float | None, threads: int | None, right_branching: float | str,
-                       second_round: bool, targets: str = SELF_TRAIN_DEFAULTS["targets"],
-                       teacher_layers: str | None = None, student_units: str = SELF_TRAIN_DEFAULTS["units"]) -> None:
-    """`train --teacher`: the span parser of self_training.py."""
-    right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if right_branching is None else right_branching
+def self_train_command(o: dict) -> None:
+    """`train --teacher`: the span parser of self_training.py, from `train`'s options (its locals)."""
+    corpus, out, valid, teachers, resume, seed, threads, second_round, teacher_layers = (
+        o["corpus"], o["out"], o["valid"], o["teacher"], o["resume"], o["seed"], o["threads"], o["second_round"],
+        o["teacher_layers"])
+    epochs, lr, batch_size, budget = o["epochs"], o["lr"], o["batch_size"], parse_duration(o["time_budget"])
+    right_branching = SELF_TRAIN_DEFAULTS["right_branching"] if o["right_branching"] is None else o["right_branching"]
     if not corpus.is_file():
         raise UserError(f"corpus not found: {corpus}")
     if valid is None:
@@ -307,8 +304,8 @@ def self_train_command(corpus: Path, out: Path, valid: Path | None, teachers: li
     except ValueError as e:
         raise UserError(str(e)) from None
     config = SelfTrainConfig(seed=seed, right_branching=right_branching, span_parser_teachers=second_round,
-                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (), targets=targets,
-                             units=student_units)
+                             teacher_layers=layer_list(teacher_layers) if teacher_layers else (),
+                             targets=o["targets"].value, units=o["student_units"].value)
     if config.teacher_layers and second_round:
         raise UserError("--teacher-layers picks language-model layers; --second-round teaches with span parsers")
     for name, value, field in (("--epochs", epochs, "epochs"), ("--batch-size", batch_size, "batch_size"),
