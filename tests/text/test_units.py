@@ -238,6 +238,8 @@ def test_a_student_of_an_ngram_teacher_reads_ngrams_and_parses_unseen_words(ngra
     assert student.span_parser.config.word_rows == teacher.config.word_rows == 20
     tree = Parser(str(result.out)).parse("kitaplarımızdan arabalarımızla evde gitti")
     assert tree.leaves() == ["kitaplarımızdan", "arabalarımızla", "evde", "gitti"]
+    from onlstm_cli.info import info_text, model_info
+    assert "every word also read by its character n-grams (8,192 rows)" in info_text(model_info(result.out))
 
 
 def test_a_corpus_where_every_word_is_unique_trains_an_ngram_model_that_reads_a_5000_letter_word(tmp_path):
