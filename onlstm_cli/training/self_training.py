@@ -203,8 +203,10 @@ def student_config(host: LoadedModel, corpus: str | Path, units: str, log=print)
         counts = count_words(corpus, host.tokenizer)
         if units == "ngrams" or reads_ngrams(counts, len(host.vocab)):
             buckets = DEFAULT_UNIT_BUCKETS
-            log(f"the span parser also reads every word by its character n-grams ({unseen_share(counts):.0%} of the "
-                "training tokens are words seen once), so that no word is unknown to it")
+            unknown = sum(n for word, n in counts.items() if word not in host.vocab.stoi) / sum(counts.values())
+            log(f"the span parser also reads every word by its character n-grams, so that no word is unknown to it "
+                f"(of the training tokens, {unseen_share(counts):.0%} are words seen once, {unknown:.0%} words its "
+                "host reads as <unk>)")
     return SpanParserConfig(vocab_size=len(host.vocab), word_rows=host.config.word_rows, unit_buckets=buckets)
 
 

@@ -311,7 +311,7 @@ def test_a_student_over_whole_words_reads_ngrams_where_its_text_has_many_rare_wo
     host = load_model(tmp_path / "m.onlstm")
     said = []
     assert student_config(host, rare, "auto", said.append).unit_buckets == DEFAULT_UNIT_BUCKETS
-    assert said and "character n-grams" in said[0] and "words seen once" in said[0]
+    assert said and "character n-grams" in said[0] and "are words seen once" in said[0] and "reads as <unk>" in said[0]
     assert student_config(host, rare, "host").unit_buckets == 0
     repeated = tmp_path / "repeated.txt"
     repeated.write_text("ev okul gitti\n" * 50, encoding="utf-8")

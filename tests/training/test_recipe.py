@@ -514,6 +514,26 @@ def test_a_recipe_recorded_before_failed_runs_were_left_out_lets_every_model_vot
     assert "does not vote" not in result.stderr and "on the votes of 2 language models" in result.stderr
 
 
+def test_the_recipes_span_parser_reads_ngrams_where_asked(finished, corpus, tmp_path):
+    def student_of_ngrams(record):
+        record["options"]["span_parser"]["units"] = "ngrams"
+    result = rerun_span_parser_stage(finished, corpus, tmp_path / "ngrams", student_of_ngrams,
+                                     "--student-units", "ngrams")
+    assert result.returncode == 0, result.stderr
+    assert "the span parser also reads every word by its character n-grams" in result.stderr
+    from onlstm_cli.modelfile import load_model
+    assert load_model(tmp_path / "ngrams" / "tiny.onlstm").span_parser.unit_embed is not None
+
+
+def test_a_recipe_recorded_before_the_student_units_keeps_its_hosts_words(finished, corpus, tmp_path):
+    def old_record(record):
+        del record["options"]["span_parser"]["units"]
+    result = rerun_span_parser_stage(finished, corpus, tmp_path / "old", old_record, "--student-units", "ngrams")
+    assert result.returncode == 0, result.stderr
+    assert "character n-grams" not in result.stderr  # the recipe goes on as it began
+    assert student_meta(tmp_path / "old" / "tiny.onlstm")["train"]["units"] == "host"
+
+
 def test_info_shows_the_recipe_of_a_file_it_made(finished):
     from onlstm_cli.info import info_text, model_info
     text = info_text(model_info(finished))
