@@ -198,7 +198,8 @@ class LineParser:
                 self._checked[sentence.model] = self._checked.get(sentence.model, 0) + 1
                 by_model.setdefault(sentence.model, []).append(sentence.tokens)
         for path, sentences in by_model.items():
-            message = coverage_warning(self._cache.get(Path(path)), sentences, Path(path).name)
+            message = coverage_warning(self._cache.get(Path(path)), sentences, Path(path).name,
+                                       by_span_parser=self.layer is None)
             if message is not None:
                 self._warned.add(path)
                 echo(message)

@@ -38,22 +38,28 @@ class Coverage:
         self.letter_words += other.letter_words
 
 
+def reads_any_word(loaded, by_span_parser: bool = True) -> bool:
+    """Whether what parses reads every word by its n-grams (text/units.py): the language model, or the span
+    parser of a self-trained file where it parses (no --layer asked for)."""
+    parser = loaded.span_parser if by_span_parser else None
+    return bool(loaded.config.unit_buckets) or getattr(parser, "unit_embed", None) is not None
+
+
 def known(loaded, word: str) -> bool:
-    """Whether the model has `word` (normalized): a character model reads a CJK word by its characters, and a
-    model of n-grams reads any word by its n-grams (text/units.py)."""
-    if loaded.config.unit_buckets:
-        return True
+    """Whether the model's vocabulary has `word` (normalized): a character model reads a CJK word by its
+    characters."""
     return all(unit in loaded.vocab for unit in loaded.tokenizer.units(word))
 
 
-def sentence_coverage(loaded, tokens: Sequence[str]) -> Coverage:
+def sentence_coverage(loaded, tokens: Sequence[str], any_word: bool = False) -> Coverage:
+    """`any_word`: the model reads every word (reads_any_word), so that none is unknown."""
     coverage = Coverage()
     for token in tokens:
         word = loaded.tokenizer.normalize(token)
         if is_punctuation(word):
             continue
         coverage.words += 1
-        coverage.unknown += not known(loaded, word)
+        coverage.unknown += not any_word and not known(loaded, word)
         coverage.cjk_words += in_cjk_script(token)
         coverage.letter_words += any(ch.isalpha() for ch in token)
     return coverage
@@ -65,13 +71,16 @@ def reads_cjk(loaded) -> bool:
     return sum(in_cjk_script(w) for w in words) > MOSTLY * len(words)
 
 
-def coverage_warning(loaded, sentences: Sequence[Sequence[str]], model_name: str) -> str | None:
+def coverage_warning(loaded, sentences: Sequence[Sequence[str]], model_name: str,
+                     by_span_parser: bool = True) -> str | None:
     """A one-line warning when the model cannot read most of these sentences (their user tokens), else None:
     their script is not the model's (CJK text to a model of another script, or the other way round), or
-    most of their words are unknown to it."""
+    most of their words are unknown to what parses (`by_span_parser`: a self-trained file's span parser, as
+    it does unless a layer is asked for)."""
     total = Coverage()
+    any_word = reads_any_word(loaded, by_span_parser)
     for tokens in sentences:
-        total.add(sentence_coverage(loaded, tokens))
+        total.add(sentence_coverage(loaded, tokens, any_word))
     if total.letter_words:
         cjk_share = total.cjk_words / total.letter_words
         model_cjk = reads_cjk(loaded)

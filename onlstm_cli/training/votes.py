@@ -154,7 +154,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len]
     valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
-        message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name)
+        message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name,
+                                   by_span_parser=train.span_parser_teachers)
         if message:
             log(f"warning: {message}")
     names = ", ".join(t.name for t in teachers)

@@ -294,6 +294,10 @@ def test_a_student_of_ngrams_learns_the_ngrams_of_words_its_whole_word_teacher_l
     untouched = sorted(set(range(buckets)) - known - set(only_rare))[:1000]
     assert torch.equal(after[untouched], before[untouched])  # a row no word reads is as it started
     assert not torch.equal(after[only_rare], before[only_rare])  # the rare words' n-grams were read, and learned
+    from onlstm_cli.text.coverage import coverage_warning
+    student, unseen = load_model(result.out), [["zzqa", "qqzb", "xxwc"]]
+    assert coverage_warning(student, unseen, "s.onlstm") is None  # the span parser reads them by their n-grams
+    assert "3 of 3 words are unknown" in coverage_warning(student, unseen, "s.onlstm", by_span_parser=False)
 
 
 def test_a_student_over_whole_words_reads_ngrams_where_its_text_has_many_rare_words(tmp_path):
