@@ -194,13 +194,13 @@ def student_config(host: LoadedModel, corpus: str | Path, units: str, log=print)
     """The span parser's sizes: it reads its host's vocabulary, and each word also by its character n-grams where
     the host does, or where `units` says (SelfTrainConfig.units): then a word the host reads as <unk> is still
     read by its stem and endings, as a word of an agglutinative language mostly is."""
-    from onlstm_cli.text.corpus import count_words
+    from onlstm_cli.text.corpus import count_as_trained
     from onlstm_cli.text.units import reads_ngrams, unseen_share
     if units not in STUDENT_UNIT_CHOICES:
         raise TrainingError(f"unknown student units {units!r}; choose from {', '.join(STUDENT_UNIT_CHOICES)}")
     buckets = host.config.unit_buckets
     if not buckets and units != "host":
-        counts = count_words(corpus, host.tokenizer)
+        counts = count_as_trained(corpus, host)  # as the votes read it
         if units == "ngrams" or reads_ngrams(counts, len(host.vocab)):
             buckets = DEFAULT_UNIT_BUCKETS
             unknown = sum(n for word, n in counts.items() if word not in host.vocab.stoi) / sum(counts.values())
