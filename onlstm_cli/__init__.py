@@ -6,11 +6,11 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "ModelConfig": "config", "ONLSTMLanguageModel": "lm.model", "cumax": "lm.cell", "reference_layer": "lm.cell",
-    "Tokenizer": "text.vocab", "Vocabulary": "text.vocab",
+    "Tokenizer": "text.tokenizers", "Vocabulary": "text.vocab",
     "TrainConfig": "config", "train_model": "training.train",
-    "load_model": "modelfile", "save_model": "modelfile", "ModelFileError": "modelfile",
+    "load_model": "modelfile", "save_model": "modelfile", "ModelFileError": "errors",
     "build_tree": "trees", "tree_spans": "trees",
-    "read_gold": "text.formats", "to_bracket": "text.formats",
+    "read_gold": "text.treebanks", "to_bracket": "text.formats",
     "sentence_f1": "evaluation.metrics", "evaluate": "evaluation.metrics",
     "SpanParserConfig": "config", "SelfTrainConfig": "config", "SpanParser": "span.model",
     "self_train": "training.self_training",

@@ -283,3 +283,29 @@ def test_svg_of_any_tree_shape(tiny_model_path):
     assert svg.count('class="word"') == 3000 and "w2999" in svg
     assert "<svg" in ParseTree("S", [])._repr_svg_()  # an empty line
     assert "<svg" in next(Parser(tiny_model_path).parse_sents([""]))._repr_svg_()
+
+
+def documented_imports() -> set[str]:
+    """Every name a `from onlstm_cli import ...` line of the README or docs/ shows."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    names = set()
+    for doc in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        for line in re.findall(r"from onlstm_cli import ([\w, ]+)", doc.read_text(encoding="utf-8")):
+            names.update(name.strip() for name in line.split(",") if name.strip())
+    return names
+
+
+def test_every_documented_name_and_every_name_in_all_imports():
+    """Issue 50 item 16: the lazy-import table sent read_gold and Tokenizer to modules without them."""
+    import onlstm_cli
+    documented = documented_imports()
+    assert {"Parser", "read_gold", "load_model", "evaluate"} <= documented  # the docs' lines were found
+    assert documented <= set(onlstm_cli.__all__)
+    namespace: dict = {}
+    exec("from onlstm_cli import *", namespace)  # every name in __all__, as a user's star import takes them
+    assert set(onlstm_cli.__all__) <= set(namespace)
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.treebanks import read_gold
+    assert namespace["Tokenizer"] is Tokenizer and namespace["read_gold"] is read_gold
