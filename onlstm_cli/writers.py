@@ -38,13 +38,11 @@ def sentence_writer(start: Callable[[Output], Callable]) -> Writer:
     goes to stderr) gets an empty line."""
     def write(batches: Iterable[list], output: Output) -> int:
         write_sentence = start(output)
-        number, refused = 0, 0  # input lines so far, for messages; lines not parsed
-        for batch in batches:
+        refused = Refused(output.say)
+        number = 0  # input lines so far, for messages
+        for batch in refused.told(batches):
             for sentence in batch:
                 number += 1
-                if sentence.error:
-                    output.say(f"error: input line {number}: {printable(sentence.error)}")
-                    refused += 1
                 if sentence.tree is None:
                     output.out.write("\n")
                     continue
@@ -53,8 +51,26 @@ def sentence_writer(start: Callable[[Output], Callable]) -> Writer:
                 except TreeTooDeepError as error:
                     raise TreeTooDeepError(f"input line {number}: {error}") from None
             output.out.flush()
-        return refused
+        return refused.count
     return write
+
+
+class Refused:
+    """The lines not parsed, told the same way by every format: `error: input line N: why` on stderr, as each
+    batch comes, and counted (the CLI then ends with exit code 2)."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.say, self.count = say, 0
+
+    def told(self, batches: Iterable[list]) -> Iterable[list]:
+        number = 0
+        for batch in batches:
+            for sentence in batch:
+                number += 1
+                if sentence.error:
+                    self.say(f"error: input line {number}: {printable(sentence.error)}")
+                    self.count += 1
+            yield batch
 
 
 def _shown_distances(sentence) -> str:
@@ -109,8 +125,9 @@ def picture_writer(html: bool) -> Writer:
         if output.distances:
             output.say(f"warning: --distances adds nothing to --format {'html' if html else 'svg'}: the picture's "
                        "bars are the distances (hover a bar for its value)")
-        write_pictures(batches, output.parser, output.out, html=html, out_dir=output.out_dir)
-        return 0
+        refused = Refused(output.say)  # a line not parsed is said and counted, as in the other formats
+        write_pictures(refused.told(batches), output.parser, output.out, html=html, out_dir=output.out_dir)
+        return refused.count
     return write
 
 

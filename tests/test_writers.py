@@ -50,3 +50,16 @@ def test_distances_go_beside_each_tree():
     out = io.StringIO()
     WRITERS["bracket"][0]([BATCHES[0]], Output(out, None, print, distances=True))
     assert out.getvalue() == "(S (X the) (X cat))\tthe:0.50 cat:1.00\n\n"
+
+
+@pytest.mark.parametrize("name", ["svg", "html"])
+def test_a_picture_writer_says_and_counts_the_refused_as_the_others_do(name):
+    """A line not parsed (no model reads its script) was an "(empty line)" picture, with no message and exit 0."""
+    out, said = io.StringIO(), []
+    write, _ = WRITERS[name]
+    assert write(iter(BATCHES), Output(out, None, said.append)) == 1
+    assert said == ["error: input line 3: too long: not parsed"]
+    if name == "html":  # the page says it too, where the line's picture would be
+        assert 'id="line-3"><h2>line 3</h2><p class="note">not parsed: too long: not parsed</p>' in out.getvalue()
+    else:  # one SVG a line: none for the line not parsed, as bracket writes an empty line
+        assert out.getvalue().split("\n")[2] == "" and out.getvalue().count("<svg") == 2

@@ -17,12 +17,13 @@ ZOOMS = (1, 1.5, 2)                 # fixed zooms offered beside "readable" and 
 
 @dataclass
 class NumberedSentence:
-    """A parsed input line to draw; tree None and no tokens for an empty line."""
+    """A parsed input line to draw; tree None and no tokens for an empty line, or a line not parsed (`error`)."""
     line: int                                  # 1-based input line number
     tokens: list[str]
     tree: Optional[Tree]
     distances: Optional[list[Optional[float]]]  # per token, None where not read; None: no bars
     bars: Optional[str] = None                  # what the distances are (sentence_svg's `bars`)
+    error: Optional[str] = None                 # why the line was not parsed (no model reads its script, …)
 
 
 SentenceLike = Union[NumberedSentence, tuple]
@@ -34,7 +35,8 @@ def numbered(parsed: Iterable, start: int = 1,
     bars: what the distances of a sentence's model are, from its `model` (picture_files.bars_kind)."""
     for line, sentence in enumerate(parsed, start):
         kind = bars(getattr(sentence, "model", "")) if bars is not None and sentence.tokens else None
-        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances, kind)
+        yield NumberedSentence(line, list(sentence.tokens), sentence.tree, sentence.distances, kind,
+                               getattr(sentence, "error", None))
 
 
 def as_item(item: SentenceLike) -> NumberedSentence:
@@ -155,8 +157,9 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
             continue
         shown += 1
         heading = f'<section class="sentence" id="line-{item.line}"><h2>line {item.line}</h2>'
-        if not item.tokens:
-            sections.append(f'{heading}<p class="note">(empty line)</p></section>')
+        if item.error or not item.tokens:  # a line not parsed says why, as on stderr
+            note = f"not parsed: {item.error}" if item.error else "(empty line)"
+            sections.append(f'{heading}<p class="note">{_text(note)}</p></section>')
             continue
         svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager,
                       rtl=drawn_right_to_left(item.tokens))
