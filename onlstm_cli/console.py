@@ -39,10 +39,11 @@ def stdout_console(**options):
 
 
 # Characters a terminal acts on rather than shows: C0 controls but tab, DEL, C1 controls (U+009B is a CSI),
-# the line and paragraph separators, and the bidirectional overrides that reorder what is shown.
+# the line and paragraph separators, and the bidirectional controls that reorder what is shown: embeddings and
+# overrides (U+202A-U+202E), isolates (U+2066-U+2069) and the marks (LRM, RLM, the Arabic letter mark).
 _ACTED_ON = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
              for c in (*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0), 0x2028, 0x2029,
-                       *range(0x202a, 0x202f), *range(0x2066, 0x206a))}
+                       *range(0x202a, 0x202f), *range(0x2066, 0x206a), 0x200e, 0x200f, 0x061c)}
 
 
 def printable(text: object) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from onlstm_cli.console import printable
+from onlstm_cli.console import printable, printable_json
 from onlstm_cli.errors import TreeTooDeepError
 
 
@@ -75,7 +75,14 @@ class Refused:
 
 def _shown_distances(sentence) -> str:
     from onlstm_cli.text.formats import distances_text
-    return distances_text(sentence.tokens, sentence.distances)
+    return printable(distances_text(sentence.tokens, sentence.distances))
+
+
+def _shown_tree(sentence):
+    """The sentence's tree with each word printable (console.printable: a bidirectional override such as
+    U+202E written as an escape, as `info` writes it), for the drawings, which measure words as shown."""
+    from onlstm_cli.trees import fold_tree
+    return fold_tree(sentence.tree, printable, lambda children: children)
 
 
 @sentence_writer
@@ -84,14 +91,15 @@ def write_bracket(output: Output):
 
     def write(sentence) -> None:
         shown = f"\t{_shown_distances(sentence)}" if output.distances else ""
-        output.out.write(to_bracket(sentence.tree) + shown + "\n")
+        output.out.write(printable(to_bracket(sentence.tree)) + shown + "\n")
     return write
 
 
 @sentence_writer
 def write_json(output: Output):
     from onlstm_cli.text.formats import to_json
-    return lambda sentence: output.out.write(to_json(sentence.tree, sentence.distances) + "\n")
+    # the same data once parsed, with nothing a terminal acts on (a bidirectional override) left raw
+    return lambda sentence: output.out.write(printable_json(to_json(sentence.tree, sentence.distances)) + "\n")
 
 
 @sentence_writer
@@ -99,7 +107,7 @@ def write_nltk(output: Output):
     from onlstm_cli.text.formats import to_ascii
 
     def write(sentence) -> None:
-        output.out.write(to_ascii(sentence.tree).rstrip("\n") + "\n")
+        output.out.write(to_ascii(_shown_tree(sentence)).rstrip("\n") + "\n")
         if output.distances:
             output.out.write(f"distances: {_shown_distances(sentence)}\n")
     return write
@@ -112,7 +120,7 @@ def write_tree(output: Output):
     console = stdout_console(file=output.out)
 
     def write(sentence) -> None:
-        console.print(to_rich(sentence.tree))
+        console.print(to_rich(_shown_tree(sentence)))
         if output.distances:
             console.print(f"distances: {_shown_distances(sentence)}", markup=False)
     return write

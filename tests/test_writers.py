@@ -63,3 +63,21 @@ def test_a_picture_writer_says_and_counts_the_refused_as_the_others_do(name):
         assert 'id="line-3"><h2>line 3</h2><p class="note">not parsed: too long: not parsed</p>' in out.getvalue()
     else:  # one SVG a line: none for the line not parsed, as bracket writes an empty line
         assert out.getvalue().split("\n")[2] == "" and out.getvalue().count("<svg") == 2
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.mark.parametrize("name", ["bracket", "json", "nltk", "tree"])
+def test_bidirectional_controls_reach_no_text_format_raw(name):
+    """Issue 50: U+202E in a word reordered the terminal's line (`info` already wrote it as an escape)."""
+    words = [f"{c}w" for c in BIDI]
+    tree = words[0]
+    for word in words[1:]:
+        tree = [tree, word]
+    out = io.StringIO()
+    WRITERS[name][0]([[ParsedSentence(words, tree, [1.0] * len(words))]], Output(out, None, print, distances=True))
+    text = out.getvalue()
+    assert not set(BIDI) & set(text) and "\\u202e" in text
+    if name == "json":  # the same words, once parsed
+        assert json.loads(text)["words"] == words

@@ -76,36 +76,38 @@ def tree_depth(tree: Tree) -> int:
 def to_ascii(tree: Tree) -> str:
     """nltk's text drawing of the tree (Tree.pretty_print), as a string.
 
-    nltk counts a character as one column; a wide (CJK) one takes two on a terminal. So each word whose
-    terminal width (rich's cell_len) differs from its length is drawn as a stand-in of that width, one
-    private-use character repeated, which the word then replaces: the lines stay over their words.
+    nltk counts a character as one column; on a terminal a wide (CJK) one takes two and a zero-width one
+    none. So every word is drawn as a stand-in of its terminal width (rich's cell_len, at least one column),
+    one private-use character repeated, and each run of it, left to right, is then replaced by its word
+    (nltk writes the leaves in order, apart, on the last line: unwrapped, a long word stays whole): the lines
+    stay over their words, and no word is lost whatever characters the words hold (the stand-in appears
+    nowhere else in the drawing).
     nltk draws recursively: a tree nested too deep for it (about a thousand levels: a long sentence
     parsed into a chain) raises TreeTooDeepError, whose message names the formats that draw any tree.
     """
     from rich.cells import cell_len
 
-    words = tree_leaves(tree)
-    wide = [word for word in words if cell_len(word) != len(word)]
-    used = set("".join(words))
-    filler = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in used)  # in no word
-
-    def stand_in(word: str) -> str:
-        return filler * cell_len(word) if cell_len(word) != len(word) else word
-
-    drawn = fold_tree(tree, stand_in, lambda children: children) if wide else tree
+    widths = [max(cell_len(word), 1) for word in tree_leaves(tree)]
+    stand_ins = iter(widths)
+    drawn = fold_tree(tree, lambda _word: _STAND_IN * next(stand_ins), lambda children: children)
     buffer = io.StringIO()
     try:
-        to_nltk(drawn).pretty_print(stream=buffer)
+        to_nltk(drawn).pretty_print(stream=buffer, maxwidth=0)  # a word whole on its line, not wrapped
     except RecursionError:
         raise TreeTooDeepError(_too_deep(tree)) from None
     except ValueError as error:  # nltk's own depth limit (MAX_TREE_DEPTH), whose advice is for programmers
         if "MAX_TREE_DEPTH" not in str(error):
             raise
         raise TreeTooDeepError(_too_deep(tree)) from None
-    if not wide:
-        return buffer.getvalue()
-    words_left = iter(wide)  # the leaves are the drawing's last line, left to right (nltk puts them there)
-    return re.sub(f"{filler}+", lambda _run: next(words_left), buffer.getvalue())
+    words_left = iter(zip(tree_leaves(tree), widths))
+
+    def word(_run) -> str:
+        text, width = next(words_left)
+        return text + " " * (width - cell_len(text))  # a zero-width word keeps its column
+    return re.sub(f"{_STAND_IN}+", word, buffer.getvalue())
+
+
+_STAND_IN = "\ue000"  # a private-use character: nltk's drawing has none of its own
 
 
 def _too_deep(tree: Tree) -> str:

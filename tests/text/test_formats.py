@@ -87,6 +87,21 @@ def test_to_ascii_keeps_wide_words_under_their_lines(tree):
     assert last.split() == ["\ue000天", "b"]
 
 
+def test_to_ascii_draws_every_word_whatever_its_characters():
+    """Issue 50 item 12: a zero-width word (U+200B) took the place of the wide word after it (猫 was lost), and
+    a line holding every private-use character left no stand-in to draw with (StopIteration)."""
+    last = to_ascii(["\u200b", ["猫", "cat"]]).rstrip("\n").split("\n")[-1]
+    assert last.split() == ["\u200b", "猫", "cat"]
+    private = "".join(map(chr, range(0xE000, 0xF900)))
+    assert to_ascii([private, "cat"]).rstrip("\n").split("\n")[-1].split() == [private, "cat"]
+    long_wide = ["天安门广场" * 4, ["a" * 30, "b"]]  # past nltk's 16 columns: whole, under its line
+    lines = to_ascii(long_wide).rstrip("\n").split("\n")
+    words, stems = columns(lines[-1]), columns(lines[-2])
+    assert [text for _, _, text in words] == tree_leaves(long_wide)
+    for (word_at, width, word), (stem_at, _, stem) in zip(words, stems):
+        assert stem == "|" and word_at <= stem_at < word_at + width, (word, lines)
+
+
 def test_deep_trees_are_fine():
     words = [f"w{i}" for i in range(2000)]
     tree = right_branching(words)
