@@ -28,13 +28,55 @@ PUNCTUATION_RULES = ("boundaries", "ignore")
 SplitChooser = Callable[[int, int], int]
 
 
-def _first_argmax(values: Sequence[float], start: int, end: int) -> int:
-    """Index of the largest value in values[start:end]; the first one on ties (numpy.argmax)."""
-    best = start
-    for i in range(start + 1, end):
-        if values[i] > values[best]:
-            best = i
-    return best
+def _first_max_tree(values: Sequence[float]) -> tuple[int, list[int], list[int]]:
+    """The Cartesian tree of `values`: each range's root is its largest value, the first one on ties (what
+    numpy.argmax picks). Returns (root, left child, right child), -1 for none. One pass with a stack, so a
+    sentence's tree takes time linear in its length, where searching each range for its largest value took
+    time quadratic in it for distances that rise or fall along the sentence."""
+    left, right = [-1] * len(values), [-1] * len(values)
+    stack: list[int] = []
+    for i, value in enumerate(values):
+        last = -1
+        while stack and values[stack[-1]] < value:  # strictly: an equal value before it stays above it
+            last = stack.pop()
+        left[i] = last
+        if stack:
+            right[stack[-1]] = i
+        stack.append(i)
+    return (stack[0] if stack else -1), left, right
+
+
+def _parents_first(root: int, left: list[int], right: list[int]) -> list[int]:
+    """The nodes of a binary tree, each before its children."""
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(child for child in (left[node], right[node]) if child >= 0)
+    return order
+
+
+def _paper_tree(distances: Sequence[float], words: Sequence[str]) -> Tree:
+    """The paper's top-down split, from the Cartesian tree of the distances: the node of a range whose first
+    largest distance is at k is [x_<k, [x_k, x_>k]], empty parts dropped."""
+    root, left, right = _first_max_tree(distances)
+    built: list = [None] * len(words)
+    for k in reversed(_parents_first(root, left, right)):  # children before parents
+        node = words[k] if right[k] < 0 else [words[k], built[right[k]]]
+        built[k] = node if left[k] < 0 else [built[left[k]], node]
+    return built[root]
+
+
+def _symmetric_tree(distances: Sequence[float], words: Sequence[str]) -> Tree:
+    """The symmetric top-down split, from the Cartesian tree of the boundaries distances[1:]: the range whose
+    first largest boundary is before word k splits into [x_<k] and [x_≥k]."""
+    if len(words) == 1:
+        return words[0]
+    root, left, right = _first_max_tree(distances[1:])  # boundary j is before word j + 1
+    built: list = [None] * (len(words) - 1)
+    for j in reversed(_parents_first(root, left, right)):
+        built[j] = [words[j] if left[j] < 0 else built[left[j]], words[j + 1] if right[j] < 0 else built[right[j]]]
+    return built[root]
 
 
 def _build_top_down(words: Sequence[str], choose_split: SplitChooser) -> Tree:
@@ -79,18 +121,10 @@ def build_tree(distances: Sequence[float], words: Sequence[str], split: str = "p
         raise ValueError(f"{len(distances)} distances for {len(words)} words; need one per word")
     if len(words) == 0:
         raise ValueError("cannot build a tree over zero words")
-    if split == "paper":
-        def choose(start: int, end: int) -> int:
-            k = _first_argmax(distances, start, end)
-            # [x_<k, [x_k, x_>k]]: splitting at k here and then at k+1 inside [k, end)
-            # (where x_k is again the first argmax) gives exactly that shape.
-            return k if k > start else start + 1
-    elif split == "symmetric":
-        def choose(start: int, end: int) -> int:
-            return _first_argmax(distances, start + 1, end)
-    else:
+    if split not in SPLIT_RULES:
         raise ValueError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
-    return _build_top_down(words, choose)
+    # (built bottom-up from the distances' Cartesian tree: the same trees as the top-down split, in linear time)
+    return _paper_tree(distances, words) if split == "paper" else _symmetric_tree(distances, words)
 
 
 def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list[float]:
