@@ -7,6 +7,8 @@
   with flock, which the kernel releases when its process ends however it ends, so a killed run leaves no lock
   that holds).
 - A log appended to never follows a symbolic link (open_for_append).
+- An output that exists and is not a regular file (a device, a FIFO, a socket) is refused (check_writable_kind):
+  every output is written whole beside it and renamed onto it, which would replace the device itself.
 - A path that cannot be read says why: missing, a directory, a symbolic-link loop, a dangling link
   (check_readable_file).
 
@@ -43,6 +45,7 @@ def check_outputs(inputs: Iterable[tuple[str, str | Path | None]],
     inputs = [(name, path) for name, path in inputs if path is not None and str(path) != STDIN]
     outputs = [(name, path) for name, path in outputs if path is not None and str(path) != STDIN]
     for k, (out_name, out) in enumerate(outputs):
+        check_writable_kind(out, out_name)
         for in_name, source in inputs:
             if same_file(out, source):
                 raise UserError(f"{out_name} {out} is the same file as {in_name} {source}: writing it would "
@@ -51,6 +54,24 @@ def check_outputs(inputs: Iterable[tuple[str, str | Path | None]],
             if same_file(out, other):
                 raise UserError(f"{out_name} {out} is the same file as {other_name} {other}: give each "
                                 "its own file")
+
+
+SPECIAL_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                 (stat.S_ISSOCK, "a socket"))
+
+
+def check_writable_kind(path: str | Path, what: str, error: type[OnlstmError] = UserError) -> None:
+    """Refuse, in one line, an output `path` that exists and is not a regular file: outputs are written whole
+    beside it and renamed onto it, which would replace a device or a FIFO by a regular file (as root, /dev/null
+    itself). Writing to stdout (no output option) and redirecting it is the way to a device or a pipe."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # not there yet, or not reachable: the write says why
+    for is_kind, kind in SPECIAL_KINDS:
+        if is_kind(mode):
+            raise error(f"{what} {path} is {kind}, not a regular file: onlstm writes a file whole and renames it into "
+                        "place, which would replace it; give a file name (or write to stdout and redirect it)")
 
 
 def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = UserError) -> None:

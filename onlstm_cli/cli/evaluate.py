@@ -34,10 +34,11 @@ def evaluate(
     from onlstm_cli.evaluation.metrics import evaluate as score
     from onlstm_cli.console import printable_json
     from onlstm_cli.files import check_outputs
+    from onlstm_cli.induction.models import model_inputs
     from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
     from onlstm_cli.evaluation.model_scores import baseline_scores
 
-    model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
+    model_file = model_inputs(model)  # bundled names too: no output onto a model being read
     check_outputs([("--gold", gold), ("--pred", pred), *(("--text", path) for path in text or []), *model_file],
                   [("--html", html)])
     if html is not None:

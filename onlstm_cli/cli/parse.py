@@ -59,12 +59,10 @@ def parse(
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
     if layer is not None and layer < 1:
         raise UserError("--layer must be at least 1")
-    check_streams(files, output, out_dir)
+    check_streams(files, output, out_dir, model)
     fmt = output_format.value if output_format else ("tree" if output is None and sys.stdout.isatty() else "bracket")
     if out_dir is not None and fmt != "svg":
         raise UserError("--out-dir goes with --format svg")
-    model_file = [("--model", model)] if model is not None and Path(model).exists() else []  # not a bundled name
-    check_outputs([*(("input file", path) for path in files or []), *model_file], [("--output", output)])
     # a bad --model fails before any input is read
     parser = LineParser.load(model, device=device, batch_size=batch_size, layer=layer,
                              split=split.value if split else None, pretokenized=pretokenized, ensemble=ensemble,
@@ -86,8 +84,12 @@ def parse(
                         "line was answered")
 
 
-def check_streams(files: Optional[List[Path]], output: Optional[Path], out_dir: Optional[Path]) -> None:
-    """Refuse, before the model is loaded, an input that cannot be read or an output that cannot be written."""
+def check_streams(files: Optional[List[Path]], output: Optional[Path], out_dir: Optional[Path],
+                  model: Optional[str]) -> None:
+    """Refuse, before the model is loaded, an input that cannot be read or an output that cannot be written, or
+    that is one of the inputs (the model file included, a bundled one too)."""
+    from onlstm_cli.induction.models import model_inputs
+    check_outputs([*(("input file", path) for path in files or []), *model_inputs(model)], [("--output", output)])
     reads_stdin = files is None or STDIN in map(str, files)  # "-" is stdin, as for cat or grep
     if reads_stdin and sys.stdin is None:  # started with stdin closed (`onlstm parse <&-`)
         raise UserError("no input: stdin is closed; pipe sentences into 'onlstm parse' or give file names")

@@ -181,9 +181,11 @@ def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path 
     if loss_log is not None and loss_log.is_symlink():
         raise UserError(f"--loss-log {loss_log} is a symbolic link; not writing through it (give the file it "
                         "points to)")
-    teacher_files = [("--teacher", name) for name in teachers if Path(name).exists()]  # not bundled names
+    from onlstm_cli.induction.models import model_inputs
+    from onlstm_cli.training.run_checks import run_outputs
+    teacher_files = [(f"--teacher {name}", path) for name in teachers for _, path in model_inputs(name)]
     check_outputs([("the corpus", corpus), ("--valid", valid), ("--resume", resume), *teacher_files],
-                  [("--out", out), ("--loss-log", loss_log)])
+                  [*run_outputs(out), ("--loss-log", loss_log)])  # the recipe checks its own files (run_recipe)
 
 
 def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:

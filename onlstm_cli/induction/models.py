@@ -46,6 +46,19 @@ def resolve_model(name_or_path: str | None, text: str = "") -> Path:
                      f"{', '.join(sorted(BUNDLED_MODELS))}")
 
 
+def model_inputs(name_or_path: str | Path | None) -> list[tuple[str, Path]]:
+    """The model files a command given `--model name_or_path` may read, as (what the user calls it, path) for
+    files.check_outputs, so that no output is written onto a model being read: the file named, the bundled file
+    a bundled name means, and without a name every bundled model (which one reads a text is its script's)."""
+    if name_or_path is None:
+        return [(f"the bundled model {name}", models_dir() / file) for name, file in BUNDLED_MODELS.items()]
+    try:
+        path = resolve_model(str(name_or_path))
+    except ParseError:  # an unknown name: loading it says so
+        return []
+    return [("--model", path)]
+
+
 class ModelCache:
     """Loads each model file once per process, onto one device ("auto", "cpu" or "cuda").
 

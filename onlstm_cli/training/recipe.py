@@ -35,14 +35,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig, voter_weight
-from onlstm_cli.errors import ModelFileError, TrainingError
+from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
+from onlstm_cli.files import check_outputs, output_lock
 from onlstm_cli.training import side_by_side
-from onlstm_cli.training.recipe_files import held_out_split, leave_finished, lm_path
+from onlstm_cli.training.recipe_files import (check_names_free, held_out_split, leave_finished, lm_path,
+                                              recipe_outputs, recipe_stem, utf8_lines)
 from onlstm_cli.training.recipe_record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
                                                state_path)
 from onlstm_cli.training.recipe_time import RecipeClock, StageProgress
-from onlstm_cli.training.recipe_votes import (branching_agreement, branching_warning, vote_rule, voting_teachers,
-                                              weight_text)
+from onlstm_cli.training.recipe_votes import (branching_agreement, branching_warning, validation_votes, vote_rule,
+                                              voting_teachers, weight_text)
 from onlstm_cli.training.run_checks import check_destination, checkpoint_path
 
 # what callers and tests import from here
@@ -123,13 +125,7 @@ class RecipeRun:
 
     def run(self) -> RecipeResult:
         state, extended_from = load_state(self.out, self.options())
-        if "extra_layers" not in state.options["recipe"]:  # recorded before teachers voted with several layers
-            self.recipe = replace(self.recipe, extra_layers=0)
-            self.self_train = replace(self.self_train, extra_layers=0)
-        if "max_ppl_ratio" not in state.options["recipe"]:  # recorded before failed runs were left out of the vote
-            self.recipe = replace(self.recipe, max_ppl_ratio=0.0)
-        if "units" not in state.options["span_parser"]:  # recorded before a student read n-grams its host did not
-            self.self_train = replace(self.self_train, units="host")
+        self.recipe, self.self_train = as_recorded(state.options, self.recipe, self.self_train)
         if extended_from is not None:
             self.extend(state, extended_from)
         try:
@@ -151,14 +147,16 @@ class RecipeRun:
                 result = self.train_language_model(state, number, seed, len(pending) - k)
                 if result.interrupted:
                     return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+        votes = None
         if state.span_parser is None:
             result = self.train_span_parser(state)
             if result.interrupted:
                 return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
-            self.check_student(state, result.votes)
-            self.check_branching(state)
-        else:
+            votes = result.votes
+        elif "branching_agreement" in state.span_parser:  # the last of its checks is recorded
             self.log(f"recipe: already complete ({self.out}); nothing to do")
+        if "branching_agreement" not in state.span_parser:  # a run stopped before its checks does them now
+            self.check(state, votes)
         left = leave_finished(self.out, self.seeds(), [self.out.with_name(t["path"]) for t in state.teachers],
                               state_path(self.out), self.held_out, self.recipe.keep_intermediate)
         self.save(state, "span_parser")
@@ -301,20 +299,24 @@ class RecipeRun:
         self.save(state, "span_parser")
         return result
 
-    def check_student(self, state: RecipeState, votes) -> None:
-        """The student against its teachers' consensus on the validation text (the votes it learned); the
-        consensus parser shipped instead where the student is the worse of the two (student_check.py)."""
+    def check(self, state: RecipeState, votes) -> None:
+        """After the span parser, each recorded as it ends (a rerun after an interruption does what is left): the
+        student against its teachers' consensus on the validation text (the votes it learned), the consensus
+        parser shipped instead where the student is the worse (student_check.py); then the student's agreement
+        with right- and left-branching trees, into the record and the file's meta, with a warning where it is
+        nearly one of them. `votes`: None where the span parser trained in an earlier run."""
         from onlstm_cli.training.student_check import check_student
-        voting, _, _ = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
-        check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting], votes, self.log)
-        if check is not None:
-            state.span_parser["student_check"] = asdict(check)
-            self.log(f"recipe: {check.text()}")
-        self.save(state, "span_parser")
-
-    def check_branching(self, state: RecipeState) -> None:
-        """The student's agreement with right- and left-branching trees, into the record and the file's meta,
-        and a warning where it is nearly one of them."""
+        if "student_check" not in state.span_parser:
+            voting, _, _ = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
+            if votes is None:
+                self.log("recipe: the span parser has trained but was not checked: the teachers parse the "
+                         "validation text for its check")
+                votes = validation_votes(self.out, voting, self.valid, self.self_train)
+            check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting], votes, self.log)
+            state.span_parser["student_check"] = None if check is None else asdict(check)  # None: no sentence to check
+            if check is not None:
+                self.log(f"recipe: {check.text()}")
+            self.save(state, "span_parser")
         agreement = branching_agreement(self.out, self.valid)
         state.span_parser["branching_agreement"] = agreement
         record_in_file(self.out, agreement)
@@ -325,6 +327,17 @@ class RecipeRun:
         if warning:
             self.log(f"recipe: {warning}")
         self.save(state, "span_parser")
+
+
+def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig):
+    """A recipe recorded before an option existed goes on as it began: the option's old behaviour."""
+    if "extra_layers" not in options["recipe"]:  # recorded before teachers voted with several layers
+        recipe, self_train = replace(recipe, extra_layers=0), replace(self_train, extra_layers=0)
+    if "max_ppl_ratio" not in options["recipe"]:  # recorded before failed runs were left out of the vote
+        recipe = replace(recipe, max_ppl_ratio=0.0)
+    if "units" not in options["span_parser"]:  # recorded before a student read n-grams its host did not
+        self_train = replace(self_train, units="host")
+    return recipe, self_train
 
 
 def checkpoint_seconds(ckpt: Path | None) -> float:
@@ -385,15 +398,34 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     if not out.is_dir() and not out.parent.is_dir():  # a typo in a path, not a folder to make for hours of work
         raise TrainingError(f"--out {out}: its folder does not exist")
     check_destination(out)  # a directory, a folder that cannot be written
-    lines = sum(1 for line in corpus.open(encoding="utf-8", errors="replace") if line.strip())
-    if lines < recipe.min_lines:
-        raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least "
-                            f"{recipe.min_lines}, to train {seeds} models and validate them")
     held_out = valid is None
-    if held_out:
-        corpus, valid = held_out_split(corpus, out)
-    config = self_train or SelfTrainConfig(seed=train_config.seed)
-    config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
-    run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
-                    reporter or LineReporter(), log, held_out, started)
-    return run.run()
+    seed_list = [train_config.seed + k for k in range(seeds)]
+    check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, seed_list, held_out))
+    with recipe_locks(out, seed_list):
+        check_names_free(out)
+        lines = sum(1 for line in utf8_lines(corpus) if line.strip())
+        if lines < recipe.min_lines:
+            raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least "
+                                f"{recipe.min_lines}, to train {seeds} models and validate them")
+        if held_out:
+            corpus, valid = held_out_split(corpus, out)
+        config = self_train or SelfTrainConfig(seed=train_config.seed)
+        config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
+        run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
+                        reporter or LineReporter(), log, held_out, started)
+        return run.run()
+
+
+@contextlib.contextmanager
+def recipe_locks(out: Path, seeds: list[int]):
+    """While the recipe runs: its stem's lock (no other recipe whose files have the same names runs at once) and
+    each language model's (no `train -o OUT.lm-seedS.onlstm` writes one while the recipe trains it)."""
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(output_lock(recipe_stem(out)))
+        except OutputInUse:
+            raise OutputInUse(f"another recipe whose files are named as this one's ({out.stem}.lm-seedS.onlstm, …) is "
+                              "running beside --out: wait for it to end, or give --out a name of its own") from None
+        for seed in seeds:
+            held.enter_context(output_lock(lm_path(out, seed), f"the language model of seed {seed}"))
+        yield

@@ -16,8 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.training.run_checks import checkpoint_path, token_file_path
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.files import lock_path
+from onlstm_cli.modelfile import atomic_file, glob_escape
+from onlstm_cli.training.run_checks import checkpoint_path, run_outputs, token_file_path
+
+RECORD_SUFFIX = ".recipe.json"
+
+
+def state_path(out: Path) -> Path:
+    """The recipe's record, beside --out."""
+    return Path(str(out) + RECORD_SUFFIX)
 
 
 def lm_path(out: Path, seed: int) -> Path:
@@ -29,16 +38,58 @@ def split_paths(out: Path) -> dict[str, Path]:
     return {name: out.with_name(f"{out.stem}.recipe-{name}.txt") for name in ("train", "valid")}
 
 
+def recipe_outputs(out: Path, seeds: list[int], held_out: bool) -> list[tuple[str, Path]]:
+    """Every file a recipe writes, replaces or removes, each as (what the user calls it, path), for
+    files.check_outputs against its inputs: --out and its checkpoint, each language model's files, the
+    held-out split (where the recipe makes it), the record, the files the student check writes, and the locks."""
+    from onlstm_cli.training.student_check import consensus_path, student_path
+    files = run_outputs(out)
+    for seed in seeds:
+        files += run_outputs(lm_path(out, seed), f"the recipe's language model of seed {seed}")
+    if held_out:
+        files += [(f"the recipe's held-out split ({name})", path) for name, path in split_paths(out).items()]
+    return files + [("the recipe's record", state_path(out)), ("the student check's file", student_path(out)),
+                    ("the student check's file", consensus_path(out)), ("the recipe's lock", lock_path(recipe_stem(out)))]
+
+
+def recipe_stem(out: Path) -> Path:
+    """What a recipe locks while it runs (files.output_lock), named as its files are, from --out's stem: two
+    recipes whose files would have the same names cannot run at once."""
+    return out.with_name(f"{out.stem}.recipe")
+
+
+def check_names_free(out: Path) -> None:
+    """Refuse a recipe whose files beside --out are named like those of another recipe's (they are named from
+    --out's stem: -o x.onlstm and -o x.v2 both make x.lm-seed1111.onlstm and x.recipe-train.txt), so that one
+    never trains over, or removes, the other's."""
+    for record in sorted(out.parent.glob(f"{glob_escape(out.stem)}*{RECORD_SUFFIX}")):
+        other = record.with_name(record.name[:-len(RECORD_SUFFIX)])
+        if other.name != out.name and other.stem == out.stem:
+            raise TrainingError(f"--out {out.name}: the recipe of {other.name} ({record.name}) is beside it, and its "
+                                f"files are named the same ({out.stem}.lm-seedS.onlstm, {out.stem}.recipe-*.txt); give "
+                                "--out a name whose part before the last dot is its own")
+
+
+def utf8_lines(corpus: Path):
+    """The corpus's lines, decoded as a plain `train` reads them (corpus.iter_sentences): bytes that are not UTF-8
+    are refused in one line, never trained on as guesses."""
+    with open(corpus, "rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            try:
+                yield raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise TrainingError(f"{corpus} is not UTF-8 text (line {number}, byte {e.start})") from None
+
+
 def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
     """Every 20th non-blank line of the corpus as validation text, the others to train on, written beside
     `out` (the same corpus gives the same files, so a rerun finds what it trained on). It streams: a corpus
     is read a line at a time, as training reads it, never whole into memory."""
     paths = split_paths(out)
     with atomic_file(paths["train"], "w", refuse_symlink=True) as train, \
-            atomic_file(paths["valid"], "w", refuse_symlink=True) as valid, open(corpus, "rb") as lines:
+            atomic_file(paths["valid"], "w", refuse_symlink=True) as valid:
         kept = 0
-        for raw in lines:
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        for line in utf8_lines(corpus):
             if line.strip():
                 (valid if kept % 20 == 19 else train).write(line + "\n")
                 kept += 1

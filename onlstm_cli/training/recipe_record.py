@@ -10,15 +10,10 @@ from pathlib import Path
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.training.recipe_files import LeftBeside
+from onlstm_cli.training.recipe_files import LeftBeside, state_path
 
 RECIPE_VERSION = 1
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
-
-
-def state_path(out: Path) -> Path:
-    """The recipe's record, beside --out."""
-    return Path(str(out) + ".recipe.json")
 
 
 @dataclass

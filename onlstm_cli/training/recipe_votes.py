@@ -71,3 +71,13 @@ def branching_warning(agreement: dict[str, float], threshold: float) -> str | No
 def weight_text(weight: float | str) -> str:
     return (f"{AUTO}: a right- or left-branching tree, the way the teachers' trees lean (votes.auto_weight)"
             if weight == AUTO else f"right-branching, weight {weight:g}")
+
+
+def validation_votes(out: Path, voting: list[dict], valid: Path, self_train):
+    """The votes of the validation text as the span parser's run counted them, for a rerun whose span parser had
+    trained but whose checks had not run: the same teachers (`voting`, the record's), text and rule give the same
+    votes; the validation text stands in for the training text, of which the checks read nothing."""
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.votes import votes_of
+    teachers = [load_model(out.with_name(t["path"])) for t in voting]
+    return votes_of(teachers, valid, valid, self_train, lambda line: None)

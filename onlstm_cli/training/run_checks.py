@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from onlstm_cli.errors import ModelFileError, TrainingError
+from onlstm_cli.files import lock_path
 from onlstm_cli.modelfile import read_archive, stale_temp_files, write_failure
 
 
@@ -20,6 +21,14 @@ def checkpoint_path(out: str | Path) -> Path:
 def token_file_path(out: str | Path) -> Path:
     """The training corpus as ids (corpus.py), kept beside the model for a resumed run; safe to delete."""
     return Path(str(out) + ".tokens")
+
+
+def run_outputs(out: str | Path, name: str = "--out") -> list[tuple[str, Path]]:
+    """Every file a training run writes (or a rerun replaces) for `out`, each as (what the user calls it, path),
+    for files.check_outputs: the model, its checkpoint, the corpus as ids and the lock held while it runs."""
+    out = Path(out)
+    return [(name, out), (f"{name}'s checkpoint", checkpoint_path(out)), (f"{name}'s token file", token_file_path(out)),
+            (f"{name}'s lock file", lock_path(out))]
 
 
 def check_global_batch(ckpt: dict, path: str | Path, global_batch: int) -> None:

@@ -139,6 +139,7 @@ def train_seed(job: SeedJob, results, parent: int, live: bool = False) -> None:
     """The body of a seed's process: train, then put (seed, outcome) on `results`; `live`: its reports go there
     too, for the recipe's live display, else they are lines on stderr."""
     sys.stderr = _SeedStream(sys.__stderr__, f"[seed {job.seed}] ")
+    signal.signal(signal.SIGTERM, _interrupt)  # until training's own handlers: files being written are cleaned up
     _stop_when_orphaned(parent)
     reporter = _QueueReporter(job.seed, results) if live else LineReporter()
     try:
@@ -147,10 +148,22 @@ def train_seed(job: SeedJob, results, parent: int, live: bool = False) -> None:
         outcome = {"interrupted": result.interrupted, "stop_signal": result.stop_signal,
                    "best_valid_ppl": result.best_valid_ppl, "epochs_done": result.epochs_done,
                    "seconds": result.seconds}
+    except KeyboardInterrupt as e:  # stopped before its training's handlers were set: nothing to checkpoint yet
+        outcome = {"interrupted": True, "stop_signal": getattr(e, "signal", signal.SIGINT)}
     except Exception as e:  # said in the recipe's one line; the traceback helps no user
         outcome = {"error": str(e) or type(e).__name__}
     sys.stderr.flush()
     results.put((job.seed, outcome))
+
+
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signal = signum
+
+
+def _interrupt(signum, frame):
+    raise _Interrupted(signum)
 
 
 class _ForwardSignals(StopSignals):
@@ -216,9 +229,16 @@ def _collect(results, running: dict, live=None, wait_s: float = 1.0) -> list:
     if dead:
         ended += _relay(_drain(results, wait_s), live)  # a result put just before its process ended may be in the pipe
         said = {seed for seed, _ in ended}
-        ended += [(seed, {"error": f"its process ended with exit code {running[seed].exitcode} and no result"})
-                  for seed in dead if seed not in said]
+        ended += [(seed, _died(running[seed].exitcode)) for seed in dead if seed not in said]
     return ended
+
+
+def _died(exitcode: int) -> dict:
+    """The outcome of a process that ended without saying one: ended by Ctrl-C or SIGTERM (sent to it before it
+    had set its handlers, as it started), an interruption to resume; otherwise a failure."""
+    if exitcode in (-signal.SIGTERM, -signal.SIGINT):
+        return {"interrupted": True, "stop_signal": -exitcode}
+    return {"error": f"its process ended with exit code {exitcode} and no result"}
 
 
 def _relay(items: list, live) -> list:

@@ -63,6 +63,11 @@ def student_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}.student.onlstm")
 
 
+def consensus_path(out: Path) -> Path:
+    """Where the consensus parser is written, beside the student it is compared with."""
+    return out.with_name(f"{out.stem}.consensus.onlstm")
+
+
 def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log,
                     split: str | None = None) -> None:
     """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
@@ -70,13 +75,13 @@ def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check
     built with, where the recipe chose it."""
     from onlstm_cli.config import EnsembleConfig
     from onlstm_cli.ensemble import make_ensemble
-    consensus_path = out.with_name(f"{out.stem}.consensus.onlstm")
+    parser_path = consensus_path(out)
     try:
         if len(teachers) > 1:
-            parser = make_ensemble(teachers, consensus_path, EnsembleConfig(combine="rank", split=split))
+            parser = make_ensemble(teachers, parser_path, EnsembleConfig(combine="rank", split=split))
         else:
-            atomic_save({**read_archive(teachers[0]), **({"split": split} if split else {})}, consensus_path)
-            parser = load_model(consensus_path)
+            atomic_save({**read_archive(teachers[0]), **({"split": split} if split else {})}, parser_path)
+            parser = load_model(parser_path)
     except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
         log(f"recipe: no consensus parser to compare the student with ({e})")
         return
@@ -84,7 +89,7 @@ def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check
     if check.consensus_parser > check.student:
         check.shipped = "consensus parser"
         os.replace(out, student_path(out))
-        os.replace(consensus_path, out)
+        os.replace(parser_path, out)
 
 
 def record_check(out: Path, check: StudentCheck) -> None:

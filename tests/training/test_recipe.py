@@ -664,3 +664,23 @@ def test_the_recipe_counts_the_start_up_of_its_command(corpus, tmp_path, monkeyp
     with pytest.raises(SystemExit):
         main()
     assert before <= seen["started"] < time.monotonic()
+
+
+def test_a_recipe_stopped_after_its_span_parser_and_before_its_checks_does_the_checks_on_a_rerun(
+        finished, corpus, tmp_path):
+    import shutil
+    copy = tmp_path / "unchecked"
+    shutil.copytree(finished.parent, copy)
+    record_path = copy / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
+    for check in ("student_check", "branching_agreement"):  # as a kill between the record and the checks left it
+        record["span_parser"].pop(check, None)
+    record_path.write_text(json.dumps(record))
+    result = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    assert result.returncode == 0, result.stderr
+    assert "already complete" not in result.stderr and "was not checked" in result.stderr
+    assert "agrees" in result.stderr and "with right-branching trees" in result.stderr
+    checked = json.loads(record_path.read_text())["span_parser"]
+    assert checked["student_check"]["student"] >= 0 and set(checked["branching_agreement"]) >= {"right", "left"}
+    again = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    assert again.returncode == 0 and "already complete" in again.stderr and "was not checked" not in again.stderr
