@@ -4,6 +4,7 @@ token. The rule is applied by trees.punctuation_first; what it measured is in do
 from __future__ import annotations
 
 import unicodedata
+from itertools import accumulate
 from typing import Sequence
 
 
@@ -72,6 +73,7 @@ def mark_pairs(tokens: Sequence[str], opening: Sequence[bool] | None = None) -> 
     caller has it."""
     opening = opening_marks(tokens) if opening is None else opening
     stack: list[tuple[int, str]] = []
+    open_of_kind: dict[str, int] = {}  # marks of each kind on the stack: a closing mark asks without a search
     pairs = []
     for k, token in enumerate(tokens):
         kind = _mark_kind(token, opening[k]) if may_pair(token) and is_mark(token) else None
@@ -79,10 +81,14 @@ def mark_pairs(tokens: Sequence[str], opening: Sequence[bool] | None = None) -> 
             continue
         if opening[k]:
             stack.append((k, kind))
-        elif any(open_kind == kind for _, open_kind in stack):
-            while stack[-1][1] != kind:
-                stack.pop()
-            pairs.append((stack.pop()[0], k))
+            open_of_kind[kind] = open_of_kind.get(kind, 0) + 1
+        elif open_of_kind.get(kind):
+            while True:  # each mark is pushed and popped once: linear in the line
+                opened, open_kind = stack.pop()
+                open_of_kind[open_kind] -= 1
+                if open_kind == kind:
+                    break
+            pairs.append((opened, k))
     return pairs
 
 
@@ -92,10 +98,13 @@ def piece_levels(tokens: Sequence[str]) -> list[int]:
     constituent (its ends are cut before anything inside it)."""
     opening = opening_marks(tokens)
     starts = piece_starts(tokens, opening)
-    depth = [0] * len(tokens)
+    # the cuts before tokens opened + 1 … closed lie inside a pair: each pair's +1 there, as a running sum of
+    # its changes (+1 where it begins, −1 after it), so that nested pairs cost no more than the line's length
+    change = [0] * (len(tokens) + 1)
     for opened, closed in mark_pairs(tokens, opening):
-        for k in range(opened + 1, closed + 1):  # the cuts before these tokens lie inside the pair
-            depth[k] += 1
+        change[opened + 1] += 1
+        change[closed + 1] -= 1
+    depth = list(accumulate(change[:-1]))
     top = max(depth, default=0) + 1
     return [top - d if start else 0 for start, d in zip(starts, depth)]
 

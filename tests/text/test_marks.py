@@ -1,7 +1,10 @@
 """Punctuation marks and where they cut a tree (onlstm_cli/text/marks.py)."""
 from __future__ import annotations
 
-from onlstm_cli.text.marks import levels_among, mark_pairs, piece_levels, piece_starts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onlstm_cli.text.marks import is_mark, levels_among, mark_pairs, piece_levels, piece_starts
 from onlstm_cli.trees import build_tree, punctuation_first, tree_spans
 
 
@@ -44,3 +47,42 @@ def test_a_cut_before_a_token_left_out_goes_to_the_next_one_kept():
     levels = [0, 2, 0, 1, 0, 0]
     assert levels_among(levels, [0, 2, 4, 5]) == [0, 2, 1, 0]
     assert levels_among(levels, list(range(6))) == levels
+
+
+def naive_pairs_and_depths(tokens):
+    """mark_pairs and the pairs around each cut as first written: a search of the open marks at each closing one,
+    and each pair's tokens counted one by one (quadratic in the line)."""
+    from onlstm_cli.text.marks import _mark_kind, may_pair, opening_marks
+    opening, stack, pairs = opening_marks(tokens), [], []
+    for k, token in enumerate(tokens):
+        kind = _mark_kind(token, opening[k]) if may_pair(token) and is_mark(token) else None
+        if kind is not None and opening[k]:
+            stack.append((k, kind))
+        elif kind is not None and any(open_kind == kind for _, open_kind in stack):
+            while stack[-1][1] != kind:
+                stack.pop()
+            pairs.append((stack.pop()[0], k))
+    depth = [0] * len(tokens)
+    for opened, closed in pairs:
+        for k in range(opened + 1, closed + 1):
+            depth[k] += 1
+    return pairs, depth
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list('()[]“”"«»‘’,.ab')), max_size=30))
+def test_pairs_and_levels_are_those_of_the_first_written_rule(tokens):
+    pairs, depth = naive_pairs_and_depths(tokens)
+    assert mark_pairs(tokens) == pairs
+    starts, top = piece_starts(tokens), max(depth, default=0) + 1
+    assert piece_levels(tokens) == [top - d if start else 0 for start, d in zip(starts, depth)]
+
+
+def test_pairing_marks_is_linear_in_the_line():
+    # a closing mark searched every open one, and each pair's tokens were counted one by one: either way
+    # 20,000 of them took half a minute
+    n = 20_000
+    unclosed = ["a", *["("] * n, *["’"] * n, "b"]
+    assert mark_pairs(unclosed) == [] and max(piece_levels(unclosed)) == 1
+    nested = ["(", "a"] * n + [")"] * n
+    assert len(mark_pairs(nested)) == n and max(piece_levels(nested)) == n
