@@ -17,6 +17,7 @@ the trees as nltk.Trees and NLTK's ParserI methods.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 
@@ -24,7 +25,7 @@ from nltk.parse.api import ParserI
 from nltk.tree import Tree as NltkTree
 
 # BLOCK and UnreadableTextWarning are this module's names too: users import them from here
-from onlstm_cli.induction.line_parser import BLOCK, LineParser, Sentence, UnreadableTextWarning, blocks, sentence_line
+from onlstm_cli.induction.line_parser import BLOCK, LineParser, Sentence, UnreadableTextWarning, sentence_line
 from onlstm_cli.induction.distances import ParsedSentence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import Tree, fold_tree
@@ -38,6 +39,7 @@ class ParseTree(NltkTree):
     `onlstm parse -f svg`, with each word's distance bar when the tree came from a parser."""
 
     distances: list | None = None  # per word, from the parser; None: no bars
+    error: str | None = None       # why parse_sents did not parse the sentence (its tree is then an empty S)
 
     def __eq__(self, other):
         # nltk.Tree equals only trees of its own class; a parser's tree should equal Tree.fromstring(...)
@@ -83,6 +85,40 @@ def parse_tree(parsed: ParsedSentence) -> ParseTree:
     return tree
 
 
+class NotParsedWarning(UserWarning):
+    """A sentence of `parse_sents` that was not parsed (a script no model given reads, more words than a sentence
+    may have): it is answered with an empty S whose `error` says why, and the stream goes on, as `onlstm parse`
+    answers such a line with an empty line and a message."""
+
+
+def numbered_blocks(sentences: Iterable[Sentence], size: int) -> Iterator[tuple[list, BaseException | None]]:
+    """The sentences read as sentence_line reads them, in blocks of `size`, each with None; an error raised while
+    reading (by the iterable, or a sentence refused) comes with the block read before it, so that the sentences
+    answered before it are not lost."""
+    numbered = (sentence_line(s, k) for k, s in enumerate(sentences, 1))
+    while True:
+        block: list = []
+        try:
+            for item in numbered:
+                block.append(item)
+                if len(block) == size:
+                    break
+        except Exception as error:  # raised again once the block is answered
+            yield block, error
+            return
+        if not block:
+            return
+        yield block, None
+
+
+def not_parsed(error: str, number: int) -> ParseTree:
+    """parse_sents's answer to a sentence not parsed: an empty S that says why, and a NotParsedWarning."""
+    warnings.warn(f"sentence {number} not parsed: {error}", NotParsedWarning, stacklevel=3)
+    tree = ParseTree("S", [])
+    tree.error = error
+    return tree
+
+
 # --- the parser -------------------------------------------------------------------------------------------
 
 class Parser(LineParser, ParserI):
@@ -114,12 +150,15 @@ class Parser(LineParser, ParserI):
         return self._trees(sentences)
 
     def _trees(self, sentences: Iterable[Sentence]) -> Iterator[ParseTree]:
-        numbered = (sentence_line(s, k) for k, s in enumerate(sentences, 1))
-        for block in blocks(numbered, max(self.batch_size, 1) * 4):
+        number = 0
+        for block, failure in numbered_blocks(sentences, max(self.batch_size, 1) * 4):
             # a run of token lists is split on spaces only; a run of texts by the model's tokenizer
             for as_tokens, run in groupby(block, key=lambda item: item[1]):
                 for parsed in self._parse([line for line, _ in run], self.pretokenized or as_tokens):
-                    yield parse_tree(parsed)
+                    number += 1
+                    yield parse_tree(parsed) if not parsed.error else not_parsed(parsed.error, number)
+            if failure is not None:
+                raise failure
 
     def parse(self, sentence: Sentence) -> ParseTree:
         """The tree of one sentence, given as text or as a list (or any iterable) of tokens. A sentence with no

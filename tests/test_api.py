@@ -309,3 +309,31 @@ def test_every_documented_name_and_every_name_in_all_imports():
     from onlstm_cli.text.tokenizers import Tokenizer
     from onlstm_cli.text.treebanks import read_gold
     assert namespace["Tokenizer"] is Tokenizer and namespace["read_gold"] is read_gold
+
+
+def test_parse_sents_answers_a_sentence_not_parsed_and_goes_on(tiny_model_path, monkeypatch):
+    """Issue 50: a sentence no model reads ended the stream; it gets an empty S that says why, as `onlstm parse`
+    answers such a line with an empty line and a message, and the sentences after it are parsed."""
+    from onlstm_cli import induction
+    from onlstm_cli.api import NotParsedWarning
+    monkeypatch.setattr(induction.distances, "MAX_SENTENCE_WORDS", 3)
+    with pytest.warns(NotParsedWarning, match="sentence 2 not parsed: 4 words, more than the 3"):
+        trees = list(Parser(tiny_model_path).parse_sents(["the cat", "a b c d", "a dog"]))
+    assert [tree.leaves() for tree in trees] == [["the", "cat"], [], ["a", "dog"]]
+    assert trees[0].error is None and "more than the 3" in trees[1].error
+    with pytest.warns(NotParsedWarning, match="sentence 1 not parsed: no bundled model reads Hangul text"):
+        assert list(Parser().parse_sents(["한국어 문장"])) == [nltk.Tree("S", [])]
+
+
+def test_parse_sents_answers_the_sentences_before_a_failure(tiny_model_path):
+    """Issue 50: a generator that failed after two sentences gave no tree: the two are answered, then it fails."""
+    def sentences():
+        yield "the cat sat"
+        yield ["a", "dog"]
+        raise OSError("the source failed")
+    for source, failure in ((sentences(), OSError), (["the cat sat", ["a", "dog"], ["", "x"]], ValueError)):
+        answered = []
+        with pytest.raises(failure):
+            for tree in Parser(tiny_model_path, batch_size=1).parse_sents(source):
+                answered.append(tree.leaves())
+        assert answered == [["the", "cat", "sat"], ["a", "dog"]]
