@@ -8,7 +8,8 @@ from pathlib import Path
 
 from onlstm_cli.config import COMBINE_RULES, EnsembleConfig
 from onlstm_cli.errors import UserError
-from onlstm_cli.modelfile import LoadedModel, atomic_save, load_model, model_archive, with_members
+from onlstm_cli.modelfile import (LoadedModel, atomic_save, load_model, model_archive, model_from_archive,
+                                  normalized_weights, with_members)
 from onlstm_cli.trees import SPLIT_RULES
 
 
@@ -19,7 +20,7 @@ def check_ensemble(models: list[LoadedModel], config: EnsembleConfig) -> None:
     if config.split is not None and config.split not in SPLIT_RULES:
         raise UserError(f"--split {config.split!r}: expected one of {', '.join(SPLIT_RULES)}")
     if config.weights and (len(config.weights) != len(models) or not all(map(math.isfinite, config.weights))
-                           or min(config.weights) < 0 or sum(config.weights) <= 0):
+                           or min(config.weights) < 0 or max(config.weights) <= 0):
         raise UserError(f"--weights: give one finite, non-negative weight per model ({len(models)}), not all 0")
     first = models[0]
     if config.parse_layer is not None and not 1 <= config.parse_layer <= first.config.n_layers:
@@ -30,10 +31,16 @@ def check_ensemble(models: list[LoadedModel], config: EnsembleConfig) -> None:
         if model.vocab.itos != first.vocab.itos or model.tokenizer.to_dict() != first.tokenizer.to_dict():
             raise UserError(f"{model.path} reads text otherwise than {first.path} (another vocabulary or "
                             "tokenizer): an ensemble's models must read the same words")
+        sizes = (model.config.layer_sizes(), model.config.chunk_size)
+        if sizes != (first.config.layer_sizes(), first.config.chunk_size):
+            raise UserError(f"{model.path} has other layer sizes than {first.path} (layers, embedding, hidden or "
+                            "chunk size): an ensemble's distances are combined layer by layer")
 
 
 def make_ensemble(paths: list[str | Path], out: str | Path, config: EnsembleConfig = EnsembleConfig()) -> LoadedModel:
-    """Write the ensemble of the models at `paths` to `out` (atomically) and return it as loaded back."""
+    """Write the ensemble of the models at `paths` to `out` and return it as it loads. Everything that can
+    fail is checked before `out` is touched (the archive is loaded from memory first), and the write is atomic:
+    a failure leaves an existing `out` as it was."""
     if len(paths) < 2:
         raise UserError("an ensemble needs at least two models")
     models = [load_model(path) for path in paths]
@@ -44,5 +51,8 @@ def make_ensemble(paths: list[str | Path], out: str | Path, config: EnsembleConf
     archives[0] = model_archive(first.model, first.vocab, first.tokenizer, first.lang,
                                 config.parse_layer or first.parse_layer, dict(first.meta),
                                 split=config.split or first.split)
-    atomic_save(with_members(archives[0], archives[1:], config.combine, list(config.weights) or None), out)
-    return load_model(out)  # the written file must load, members included
+    weights = normalized_weights(config.weights) if config.weights else None
+    archive = with_members(archives[0], archives[1:], config.combine, weights)
+    written = model_from_archive(archive, str(out))  # whatever the loader refuses is refused before OUT is touched
+    atomic_save(archive, out)
+    return written

@@ -11,6 +11,8 @@ is read as `onlstm parse` reads it (modelfile.load_model: checked, no code run).
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 
@@ -115,6 +117,18 @@ def info_text(report: dict) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
+def report_json(report: dict) -> str:
+    """The report as JSON: a number that is not finite (a NaN in a file's metadata) is null, as JSON has no
+    NaN; anything else the report holds is plain data (model_meta.py checked the file's)."""
+    def finite(value):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: finite(item) for key, item in value.items()}
+        return [finite(item) for item in value] if isinstance(value, (list, tuple)) else value
+    return json.dumps(finite(report), ensure_ascii=False, indent=2, allow_nan=False, default=str)
+
+
 def ngram_text(sizes: dict) -> str:
     if "ngram_rows" not in sizes:
         return ""
@@ -207,9 +221,15 @@ def options_text(options) -> str:
             value = duration(value)
         elif isinstance(value, (list, tuple)):
             value = ", ".join(map(str, value))
-        form = OPTION_WORDS.get(name, f"{name.replace('_', ' ')} {{}}")
-        words.append(form.replace(" {}", "").replace("{} ", "") if value is True else form.format(value))
+        words.append(option_words(name, value))
     return "; ".join(words) or "-"
+
+
+def option_words(name: str, value) -> str:
+    """One option in words: its OPTION_WORDS form with the value in place of {} (the words alone for True).
+    The name comes from the file, so it is never a format string: "{:>300000000}" stays those characters."""
+    before, _, after = OPTION_WORDS.get(name, name.replace("_", " ") + " {}").partition("{}")
+    return (before + after).strip() if value is True else f"{before}{value}{after}"
 
 
 def span_parser_rows(span: dict) -> list[tuple[str, str]]:

@@ -1,33 +1,66 @@
-"""A model file's meta: the record of how it was made (data, options, validations, timings), shown by
-`onlstm info` and read back by perplexity and by resumed runs. It comes from a file, so it is checked before
-use: small enough to walk (check_meta_size), and every field read back of the type it is read as
-(check_meta); a damaged or crafted file is a one-line "is damaged", never an error where a field is read."""
+"""A model file's fields beside its weights, each checked by type and range in this one place before anything
+uses them: its meta, the record of how it was made (data, options, validations, timings), shown by
+`onlstm info` and read back by perplexity and by resumed runs: small enough to walk and plain data
+(check_meta_size), every field read back of the type it is read as (check_meta); its configuration and
+tokenizer (check_fields), vocabulary (check_vocab), and how it parses: parse layer, split rule, language,
+ensemble combination and weights (check_header). A damaged or crafted file is a one-line "is damaged", never an
+error where a field is read."""
 from __future__ import annotations
 
+import dataclasses
+import math
+
+from onlstm_cli.config import COMBINE_RULES
 from onlstm_cli.errors import ModelFileError
+from onlstm_cli.trees import SPLIT_RULES
 
 MAX_META_VALUES = 200_000    # values in a meta dict, counted along every path through it
 MAX_META_CHARS = 16 << 20    # characters of its strings, counted the same way
+MAX_META_DEPTH = 32          # lists and tables within each other (shown and written as JSON, recursively)
+MAX_META_INT = 2 ** 63       # a whole number beyond it is no count, and a float could not hold it
+PLAIN = (str, int, float, bool, type(None), list, tuple, dict)  # JSON's data (a tuple as a list)
+
+
+def shown(value, limit: int = 40) -> str:
+    """A value from a file as a message quotes it: a string cut to `limit` characters (a crafted name can be
+    megabytes), anything else by its type."""
+    if isinstance(value, str):
+        return repr(value[:limit]) + ("…" if len(value) > limit else "")
+    return type(value).__name__
+
+
+def not_plain(value) -> str | None:
+    """Why one value of meta is not JSON's data (its items apart), or None."""
+    if not isinstance(value, PLAIN):
+        return f"a {type(value).__name__}, not plain data"
+    if isinstance(value, int) and abs(value) > MAX_META_INT:
+        return "a whole number out of range (beyond 2^63)"
+    if isinstance(value, dict) and not all(isinstance(key, str) for key in value):
+        return "a table keyed by other than text"
+    return None
 
 
 def check_meta_size(meta, where: str) -> None:
-    """Meta is shown, copied and written out as JSON, so it must stay small when walked. Every path through it
-    counts (a part the pickle shares is counted each time it is reached): a few kilobytes of nested references
-    to one list cannot stand for 2^40 values, nor a list that contains itself for infinitely many."""
-    values, chars, stack = 0, 0, [meta]
+    """Meta is shown, copied and written out as JSON, so it must stay small when walked, and be JSON's data:
+    tables keyed by strings, lists, strings, numbers (whole ones a float can hold), nested at most
+    MAX_META_DEPTH deep. Every path through it counts (a part the pickle shares is counted each time it is
+    reached): a few kilobytes of nested references to one list cannot stand for 2^40 values, nor a list that
+    contains itself for infinitely many."""
+    values, chars, stack = 0, 0, [(meta, 0)]
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         values += 1
-        if isinstance(value, (str, bytes)):
+        if (why := not_plain(value)) is not None:
+            raise ModelFileError(f"{where} is damaged: its metadata holds {why}")
+        if isinstance(value, str):
             chars += len(value)
         elif isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            stack.extend(value)
-        if values > MAX_META_VALUES or chars > MAX_META_CHARS:
-            raise ModelFileError(f"{where} is damaged: its metadata is larger than the {MAX_META_VALUES:,} values "
-                                 f"and {MAX_META_CHARS:,} characters this onlstm reads")
+            stack.extend((item, depth + 1) for item in (*value.keys(), *value.values()))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, depth + 1) for item in value)
+        if values > MAX_META_VALUES or chars > MAX_META_CHARS or depth > MAX_META_DEPTH:
+            raise ModelFileError(f"{where} is damaged: its metadata is larger than the {MAX_META_VALUES:,} values, "
+                                 f"{MAX_META_CHARS:,} characters and {MAX_META_DEPTH} levels this onlstm reads")
 
 
 # The meta fields onlstm reads back (info.py, perplexity, resuming), each None or of its type: a dict is a
@@ -62,7 +95,7 @@ def check_meta(value, spec, where: str, name: str = "metadata") -> None:
             check_meta(item, spec[0], where, f"{name}[{k}]")
     elif isinstance(spec, dict) and ... in spec:
         for key, item in value.items():
-            check_meta(item, spec[...], where, f"{name}.{key}")
+            check_meta(item, spec[...], where, f"{name}.{str(key)[:40]}")
     elif isinstance(spec, dict):
         for key, item_spec in spec.items():
             check_meta(value.get(key), item_spec, where, key if name == "metadata" else f"{name}.{key}")
@@ -75,3 +108,65 @@ def validation_history(meta: dict) -> list[dict]:
     if meta.get("valid_ppl") is not None and (not history or history[-1].get("epoch") != meta.get("epochs")):
         history.append({"epoch": meta.get("epochs"), "valid_ppl": round(meta["valid_ppl"], 2)})
     return history
+
+
+# A configuration's or tokenizer's field, by the type its dataclass declares: bool is no number here, a whole
+# number is within ±2^63, and a float field takes a whole number (0 for 0.0) but neither NaN nor an infinity.
+def whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_META_INT
+
+
+FIELD_TYPES = {"bool": lambda v: isinstance(v, bool), "str": lambda v: isinstance(v, str), "int": whole,
+               "float": lambda v: whole(v) or isinstance(v, float) and math.isfinite(v)}
+
+
+def check_fields(values, cls, where: str, what: str) -> None:
+    """A dataclass as a file stores it (ModelConfig, SpanParserConfig, Tokenizer): a table of its fields' names,
+    each value of its field's type. A tensor as a flag, say, would fail only where it is first used."""
+    if not isinstance(values, dict):
+        raise ModelFileError(f"{where} is damaged: its {what} is {type(values).__name__}, not a table")
+    types = {field.name: str(field.type) for field in dataclasses.fields(cls)}
+    for name, value in values.items():
+        if not isinstance(name, str) or name not in types:
+            raise ModelFileError(f"{where} is damaged or newer than this onlstm: its {what} has a field "
+                                 f"{shown(name)} it does not know")
+        if not FIELD_TYPES.get(types[name], lambda v: True)(value):
+            raise ModelFileError(f"{where} is damaged: its {what}'s {name} is {shown(value)}, not {types[name]}"
+                                 + (" (finite)" if types[name] == "float" else ""))
+
+
+def check_vocab(vocab, size: int, where: str) -> None:
+    """A list of `size` words, each a string (<unk> and <eos> first, as Vocabulary keeps them)."""
+    if not isinstance(vocab, list) or len(vocab) != size:
+        raise ModelFileError(f"{where} is damaged: vocabulary size does not match the weights")
+    if not all(isinstance(word, str) for word in vocab):
+        other = next(word for word in vocab if not isinstance(word, str))
+        raise ModelFileError(f"{where} is damaged: its vocabulary holds a {type(other).__name__}, not only words")
+
+
+def check_header(archive: dict, n_layers: int, n_models: int, where: str) -> None:
+    """How the file parses: its parse layer (1-based, one of its n_layers), split rule, language (a short
+    name), and, for an ensemble of n_models, how the models' distances are combined and weighed."""
+    layer = archive.get("parse_layer")
+    if not isinstance(layer, int) or isinstance(layer, bool) or not 1 <= layer <= n_layers:
+        raise ModelFileError(f"{where} is damaged: parse layer {layer if isinstance(layer, int) else shown(layer)} "
+                             f"out of range (it has layers 1 to {n_layers})")
+    for name, rules, what in (("split", SPLIT_RULES, "split rule"), ("combine", COMBINE_RULES, "ensemble combination")):
+        value = archive.get(name, rules[0])
+        if not isinstance(value, str) or value not in rules:
+            raise ModelFileError(f"{where} is damaged: unknown {what} {shown(value)}")
+    lang = archive.get("lang", "")
+    if not isinstance(lang, str) or len(lang) > 64:
+        raise ModelFileError(f"{where} is damaged: its language is {shown(lang)}, not a language's name")
+    weights = archive.get("weights")
+    if weights is not None and not (isinstance(weights, list) and len(weights) == n_models
+                                    and all(FIELD_TYPES["float"](w) and w >= 0 for w in weights) and max(weights) > 0):
+        raise ModelFileError(f"{where} is damaged: its ensemble weights do not fit its {n_models} model(s) "
+                             "(one finite, non-negative number a model, not all 0)")
+
+
+def normalized_weights(weights) -> list[float]:
+    """Ensemble weights divided by the largest: the same weighted average, and a sum that cannot overflow
+    (1e308 and 1e308 would make every distance inf / inf, NaN)."""
+    top = max(weights)
+    return [float(w) / top for w in weights]

@@ -9,7 +9,7 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
      "combine": "mean" (how an ensemble's distances are combined, see parser.sentence_distances; optional),
      "weights": [1.0, ...] (one per model, the first included: the weighted average's weights; optional),
      "meta": {"data": ..., "epochs": ..., "valid_ppl": ..., "onlstm_version": ..., ...},
-     "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional),
+     "members": [{"config", "state_dict", "vocab", "tokenizer", "meta", ...}, ...] (optional; no "members" in them),
      "span_parser": {"config": {...SpanParserConfig}, "state_dict": {...}, "meta": {...}} (optional)}
 
 An ensemble file carries further language models of the same shape as "members" (trained the same way,
@@ -23,7 +23,6 @@ position in the data and best validation perplexity added.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import warnings
@@ -36,8 +35,9 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.errors import ModelFileError
-from onlstm_cli.files import check_readable_file
-from onlstm_cli.model_meta import LM_META, SPAN_PARSER_META, check_meta, check_meta_size, validation_history  # noqa: F401
+from onlstm_cli.files import check_readable_file, check_writable_kind
+from onlstm_cli.model_meta import (LM_META, SPAN_PARSER_META, check_fields, check_header, check_meta,  # noqa: F401
+                                   check_meta_size, check_vocab, normalized_weights, shown, validation_history)
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
@@ -105,6 +105,7 @@ def atomic_file(path: str | Path, mode: str = "wb", refuse_symlink: bool = False
         raise ModelFileError(f"{path} is a symbolic link; not writing through it (give the file it points to)")
     if path.is_dir():
         raise ModelFileError(f"could not write {path}: it is a directory")
+    check_writable_kind(path, "the output", ModelFileError)  # the rename would replace a device or a FIFO
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -219,7 +220,8 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
         raise ModelFileError(f"{path} has model format version {version}; this onlstm reads version "
                              f"{FORMAT_VERSION} (retrain or use a matching onlstm release)")
     check_weights_present(archive, path)
-    check_meta(archive.get("meta"), LM_META, str(path))  # a checkpoint's too: a resumed run reads it
+    check_meta_size(archive.get("meta"), str(path))  # a checkpoint's too: a resumed run reads it
+    check_meta(archive.get("meta"), LM_META, str(path))
     return archive
 
 
@@ -229,7 +231,8 @@ def check_weights_present(archive: dict, path: Path) -> None:
     times; either would be allocated in full. Every model's tensors (members and span parser included) are
     counted as often as the loader would build them, and together they must fit in the file."""
     budget = path.stat().st_size
-    sections = [archive, *(archive.get("members") or []), archive.get("span_parser")]
+    models = [archive, *ensemble_members(archive, str(path))]
+    sections = [*models, *(model.get("span_parser") for model in models)]
     total = 0
     for section in sections:
         state = section.get("state_dict") if isinstance(section, dict) else None
@@ -239,6 +242,24 @@ def check_weights_present(archive: dict, path: Path) -> None:
             if total > budget:
                 raise ModelFileError(f"{path} is damaged: its weights claim more bytes than the file holds "
                                      "(tensors repeating a few stored values, or models sharing one's weights)")
+
+
+def ensemble_members(archive: dict, where: str) -> list[dict]:
+    """An ensemble's members, each a model without members of its own (with_members writes none): members
+    within members would let a small file nest models without bound, each level built in full."""
+    members = archive.get("members")
+    if members is None:
+        return []
+    if not isinstance(members, list):
+        raise ModelFileError(f"{where} is damaged: its ensemble members are {shown(members)}, not a list of models")
+    for k, member in enumerate(members):
+        if not isinstance(member, dict):
+            raise ModelFileError(f"{where} is damaged: ensemble member {k + 1} is not a model")
+        nested = member.get("members")
+        if nested is not None and not (isinstance(nested, list) and not nested):
+            raise ModelFileError(f"{where} is damaged: ensemble member {k + 1} has members of its own "
+                                 "(an ensemble's members are language models)")
+    return members
 
 
 def unreadable(path: Path, why: str) -> ModelFileError:
@@ -283,7 +304,8 @@ class _NoInitialization(TorchFunctionMode):
 SIZE_FIELDS = ("vocab_size", "emb_size", "hidden_size", "n_layers", "chunk_size")
 
 
-def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fields=SIZE_FIELDS) -> None:
+def check_declared_sizes(section: dict, where: str, layer_weight: str, config_class, build,
+                         fields=SIZE_FIELDS) -> None:
     """The sizes a header declares against the tensors present, before any weight is allocated: the number
     of layers against the layers whose weights are there (`layer_weight`: a pattern naming one weight of
     layer k), then every weight's shape against those of the module `build(config)` would make, built on
@@ -293,6 +315,7 @@ def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fi
     if not isinstance(config, dict) or not isinstance(state, dict) \
             or not all(isinstance(name, str) and isinstance(t, torch.Tensor) for name, t in state.items()):
         raise ModelFileError(f"{where} is damaged: it has no configuration or no weights")
+    check_fields(config, config_class, where, "configuration")
     for name in fields:
         value = config.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -303,7 +326,7 @@ def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fi
                              f"of {len(present)}")
     try:
         with torch.device("meta"), _NoInitialization():
-            declared = {name: tuple(t.shape) for name, t in build(config).state_dict().items()}
+            declared = {name: (tuple(t.shape), t.dtype) for name, t in build(config).state_dict().items()}
     except (TypeError, ValueError, ArithmeticError, AttributeError, RuntimeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
@@ -311,20 +334,26 @@ def check_declared_sizes(section: dict, where: str, layer_weight: str, build, fi
         if name not in state or name not in declared:
             how = "lacks the weight" if name not in state else "has a weight its configuration does not declare:"
             raise ModelFileError(f"{where} is damaged: it {how} {name[:60]!r}")
-        if tuple(state[name].shape) != declared[name]:
-            shape = " × ".join(map(str, state[name].shape))
-            raise ModelFileError(f"{where} is damaged: its {name[:60]} is {shape or 'a scalar'} but its configuration "
-                                 f"({', '.join(f'{k} {config[k]}' for k in fields)}) makes it "
-                                 f"{' × '.join(map(str, declared[name]))}")
+        shape, dtype = declared[name]
+        if tuple(state[name].shape) != shape:
+            shown_shape = " × ".join(map(str, state[name].shape))
+            raise ModelFileError(f"{where} is damaged: its {name[:60]} is {shown_shape or 'a scalar'} but its "
+                                 f"configuration ({', '.join(f'{k} {config[k]}' for k in fields)}) makes it "
+                                 f"{' × '.join(map(str, shape))}")
+        if state[name].is_complex() or state[name].is_floating_point() != dtype.is_floating_point:
+            raise ModelFileError(f"{where} is damaged: its {name[:60]} holds {str(state[name].dtype)[6:]} values, "
+                                 f"not {'real numbers' if dtype.is_floating_point else str(dtype)[6:]}")
 
 
-def check_model_section(archive: dict, where: str) -> None:
-    """A language model's header against its weights and vocabulary (see check_declared_sizes)."""
-    check_declared_sizes(archive, where, r"layers\.(\d+)\.ih\.weight",
+def check_model_section(archive: dict, where: str, n_models: int = 1) -> None:
+    """A language model's header against its weights and vocabulary (see check_declared_sizes), and every
+    other field it has, by type and range (model_meta.py)."""
+    check_declared_sizes(archive, where, r"layers\.(\d+)\.ih\.weight", ModelConfig,
                          lambda config: ONLSTMLanguageModel(ModelConfig(**config)))
     vocab = archive.get("vocab")
-    if not isinstance(vocab, list) or len(vocab) != archive["config"]["vocab_size"]:
-        raise ModelFileError(f"{where} is damaged: vocabulary size does not match the weights")
+    check_vocab(vocab, archive["config"]["vocab_size"], where)
+    check_fields(archive.get("tokenizer"), Tokenizer, where, "tokenizer")
+    check_header(archive, archive["config"]["n_layers"], n_models, where)
     check_meta_size(archive.get("meta", {}), where)
     check_meta(archive.get("meta"), LM_META, where)
     if archive.get("span_parser") is not None:
@@ -336,7 +365,7 @@ def check_span_parser_section(section, vocab_size: int, where: str) -> None:
     from onlstm_cli.span import model as span_parser
     if not isinstance(section, dict):
         raise ModelFileError(f"{where}: its span parser is damaged: not a section of the file")
-    check_declared_sizes(section, f"{where} (span parser)", r"lstm\.weight_ih_l(\d+)",
+    check_declared_sizes(section, f"{where} (span parser)", r"lstm\.weight_ih_l(\d+)", SpanParserConfig,
                          lambda config: span_parser.SpanParser(SpanParserConfig(**config)),
                          ("vocab_size", "emb_size", "hidden_size", "n_layers", "mlp_size"))
     if section["config"]["vocab_size"] != vocab_size:
@@ -346,48 +375,33 @@ def check_span_parser_section(section, vocab_size: int, where: str) -> None:
 
 
 def model_from_archive(archive: dict, path: str = "") -> LoadedModel:
-    check_model_section(archive, path or "model file")
+    where = path or "model file"
+    members = ensemble_members(archive, where)
+    check_model_section(archive, where, 1 + len(members))  # every field by type and range, before building
     try:
         config = ModelConfig(**archive["config"])
         vocab = Vocabulary(archive["vocab"][2:])
         model = ONLSTMLanguageModel(config, vocab.itos)
         model.load_state_dict(archive["state_dict"])
         tokenizer = Tokenizer(**archive["tokenizer"])
-        layer = int(archive["parse_layer"])
-        meta = dict(archive.get("meta", {}))
-        split = str(archive.get("split", "paper"))
-        combine = str(archive.get("combine", "mean"))
-        weights = archive.get("weights")
-        weights = None if weights is None else [float(w) for w in weights]
     except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ModelFileError(f"{path or 'model file'} is damaged or incompatible: {reason[:160]}") from None
+        raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
     if len(vocab) != config.vocab_size:
         raise ModelFileError(f"{path} is damaged: vocabulary size does not match the weights")
     if not all_finite(model):
         raise ModelFileError(f"{path} has weights that are not finite numbers (NaN or inf): its training "
                              "diverged; retrain it with a lower --lr")
-    if not 1 <= layer <= config.n_layers:
-        raise ModelFileError(f"{path} is damaged: parse layer {layer} out of range")
-    model.eval()
-    if split not in ("paper", "symmetric"):
-        raise ModelFileError(f"{path} is damaged: unknown split rule {split!r}")
-    if combine not in ("mean", "zscore", "rank"):
-        raise ModelFileError(f"{path} is damaged: unknown ensemble combination {combine!r}")
-    members = archive.get("members") or []
-    if weights is not None and (len(weights) != 1 + len(members) or not all(map(math.isfinite, weights))
-                                or min(weights) < 0 or sum(weights) <= 0):
-        raise ModelFileError(f"{path} is damaged: its ensemble weights do not fit its {1 + len(members)} model(s)")
-    if not isinstance(archive.get("lang", ""), str):
-        raise ModelFileError(f"{path} is damaged: its language is {type(archive['lang']).__name__}, not a name")
-    loaded = LoadedModel(model, vocab, tokenizer, archive.get("lang", ""), layer, meta, str(path), split,
-                         combine=combine, weights=weights)
+    weights = archive.get("weights")
+    loaded = LoadedModel(model.eval(), vocab, tokenizer, archive.get("lang", ""), archive["parse_layer"],
+                         dict(archive.get("meta") or {}), str(path), archive.get("split", "paper"),
+                         combine=archive.get("combine", "mean"),
+                         weights=None if weights is None else normalized_weights(weights))
     if archive.get("span_parser") is not None:
         loaded.span_parser = span_parser_from_archive(archive["span_parser"], vocab, path)
     for k, member in enumerate(members):
-        if not isinstance(member, dict):
-            raise ModelFileError(f"{path} is damaged: ensemble member {k + 1} is not a model")
-        part = model_from_archive({**member, "parse_layer": layer, "split": split}, f"{path} (member {k + 1})")
+        part = model_from_archive({**member, "parse_layer": loaded.parse_layer, "split": loaded.split},
+                                  f"{path} (member {k + 1})")
         if part.config.layer_sizes() != config.layer_sizes() or part.config.chunk_size != config.chunk_size:
             raise ModelFileError(f"{path}: ensemble member {k + 1} has other layer sizes than the first model")
         if part.tokenizer.to_dict() != tokenizer.to_dict():
@@ -424,6 +438,6 @@ def load_model(path: str | Path) -> LoadedModel:
     archive = read_archive(path)
     kind = archive.get("kind", "onlstm")
     if not isinstance(kind, str) or kind not in MODEL_KINDS:
-        raise ModelFileError(f"{path} holds a model of kind {str(kind)[:40]!r}, which this onlstm cannot read "
+        raise ModelFileError(f"{path} holds a model of kind {shown(kind)}, which this onlstm cannot read "
                              f"(it reads {', '.join(MODEL_KINDS)}): a newer onlstm may")
     return MODEL_KINDS[kind](archive, str(path))

@@ -209,3 +209,66 @@ def test_a_model_card_with_odd_figures_is_read_without_an_internal_error(runner,
     got = run(runner, ["info", path])
     assert got.exit_code == 0, got.output
     assert model_info(path)["model_card"]["evaluations"][0]["system"] == "right-branching"
+
+
+# --- issue 50 items 13, 14: every field by type and range; file data never a format string; valid JSON --------
+
+def test_option_names_from_the_file_are_shown_never_used_as_format_strings(runner, tiny_model_path, tmp_path):
+    def plant(archive):
+        archive["meta"]["train"].update({"x{y}z": 1, "{:>300000000}": 2, "{0}": "{1}"})
+    path = crafted(tiny_model_path, tmp_path, plant)
+    got = run(runner, ["info", path])
+    assert got.exit_code == 0, got.output
+    assert "x{y}z 1" in got.stdout and "{:>300000000} 2" in got.stdout and "{0} {1}" in got.stdout
+    assert len(got.stdout) < 10_000
+
+
+def planted(field, value):
+    """A change that puts `value` at `field` ("meta.seconds", "tokenizer.lowercase", "vocab.3", ...)."""
+    def plant(archive):
+        *parents, last = field.split(".")
+        target = archive
+        for name in parents:
+            target = target[name]
+        target[int(last) if isinstance(target, list) else last] = value
+    return plant
+
+
+BIG = 10 ** 400
+FIELDS_OF_THE_WRONG_TYPE = [  # (field, value): each an internal error once (TypeError, RuntimeError, ...)
+    ("vocab.3", 5), ("tokenizer.lowercase", "torch"), ("tokenizer.kind", 7), ("tokenizer.nfkc", 1),
+    ("tokenizer.zzz", True), ("tokenizer", "ptb"), ("meta.seconds", BIG), ("meta.epochs", -BIG),
+    ("meta.train", {5: 1}), ("meta.train.lr", BIG), ("meta.student_check", {"student": BIG}),
+    ("meta.train.device", {(1, 2): "x"}), ("meta.x", "torch"), ("config.reverse", "torch"),
+    ("config.dropout", float("nan")), ("config.hidden_size", BIG), ("config.master_input", 3),
+    ("lang", "x" * 100_000), ("lang", 3), ("split", "s" * 100_000), ("split", "torch"), ("combine", "torch"),
+    ("parse_layer", 2.5), ("parse_layer", "torch"), ("kind", BIG), ("weights", [1.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("field, value", FIELDS_OF_THE_WRONG_TYPE)
+def test_a_field_of_the_wrong_type_or_range_is_a_damaged_file_in_one_short_line(runner, tiny_model_path, tmp_path,
+                                                                                field, value):
+    import torch
+    value = torch.ones(3) if value == "torch" else value
+    path = crafted(tiny_model_path, tmp_path, planted(field, value))
+    for args in (["info", path], ["info", path, "--json"], ["parse", "-m", path]):
+        got = run(runner, args, input="the cat sat\n")
+        line = assert_user_error(got)
+        assert got.exit_code == 2 and "internal error" not in line and len(line) < 400, line
+        assert "damaged" in line or "cannot read" in line, line
+
+
+def test_info_json_is_valid_json_when_the_metadata_is_not_finite(runner, tiny_model_path, tmp_path):
+    def plant(archive):
+        archive["meta"].update(valid_ppl=float("nan"), seconds=float("inf"), student_check={"student": -float("inf")})
+    path = crafted(tiny_model_path, tmp_path, plant)
+    got = run(runner, ["info", path, "--json"])
+    assert got.exit_code == 0, got.output
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+    report = json.loads(got.stdout, parse_constant=refuse)
+    assert report["valid_ppl"] is None and report["training_seconds"] is None
+    assert report["student_check"] == {"student": None}
+    assert run(runner, ["info", path]).exit_code == 0

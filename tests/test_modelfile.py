@@ -613,3 +613,82 @@ def test_ensemble_weights_that_are_not_finite_are_a_damaged_file(tiny_model_path
     torch.save(archive, tmp_path / "bad.onlstm")
     with pytest.raises(ModelFileError, match="is damaged: its ensemble weights"):
         load_model(tmp_path / "bad.onlstm")
+
+
+# --- issue 50: members within members, complex weights, weights whose sum overflows ---------------------------
+
+def nested_members(levels: int, copies: int = 1) -> dict:
+    """A file whose one member holds `copies` members, each holding members in turn, `levels` deep: a few
+    models' bytes (every level shares the first's weights) that the loader would build level by level."""
+    member = {k: v for k, v in good_archive().items() if k not in ("format", "version")}
+    for _ in range(levels):
+        member = dict(member, members=[member] * copies)
+    return dict(good_archive(), members=[member])
+
+
+@pytest.mark.parametrize("levels, copies", [(1, 40), (960, 1)])
+def test_members_within_members_are_refused_in_one_short_line(levels, copies, tmp_path, nothing_allocated):
+    import sys
+    path = tmp_path / "nested.onlstm"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # pickling 960 levels recurses more deeply than Python's default lets it
+    try:
+        torch.save(nested_members(levels, copies), path)
+    finally:
+        sys.setrecursionlimit(limit)
+    nothing_allocated()
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    message = assert_one_line_error(excinfo)
+    assert "member 1 has members of its own" in message and len(message) < 200
+    with pytest.raises(ModelFileError, match="members of its own"):
+        model_from_archive(nested_members(1), "nested.onlstm")  # an archive in memory too (onlstm ensemble's)
+
+
+def test_a_member_that_contains_itself_is_refused(tmp_path):
+    member = {k: v for k, v in good_archive().items() if k not in ("format", "version")}
+    member["members"] = [member]
+    path = tmp_path / "loop.onlstm"
+    torch.save(dict(good_archive(), members=[member]), path)
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    assert "members of its own" in assert_one_line_error(excinfo)
+
+
+def test_members_span_parsers_count_against_the_file(tmp_path, monkeypatch):
+    """Every section the loader builds is counted, a member's span parser too."""
+    from onlstm_cli.modelfile import check_weights_present
+    member = {k: v for k, v in with_span_parser(good_archive()).items() if k not in ("format", "version")}
+    path = tmp_path / "e.onlstm"
+    torch.save(dict(good_archive(), members=[member]), path)
+    check_weights_present(torch.load(path, weights_only=True), path)  # fits: counted once each
+    counted = sum(t.numel() * t.element_size() for section in (good_archive(), member, member["span_parser"])
+                  for t in section["state_dict"].values())
+    smaller = os.stat_result((0,) * 6 + (counted - 1,) + (0,) * 3)
+    monkeypatch.setattr(Path, "stat", lambda self: smaller)  # a byte short of the weights with the span parser's
+    with pytest.raises(ModelFileError, match="claim more bytes"):
+        check_weights_present(torch.load(path, weights_only=True), path)
+
+
+def test_complex_weights_are_a_damaged_file_without_a_warning(tmp_path):
+    import warnings
+    archive = good_archive()
+    archive["state_dict"]["decoder_bias"] = archive["state_dict"]["decoder_bias"].to(torch.complex64)
+    path = tmp_path / "complex.onlstm"
+    torch.save(archive, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ModelFileError) as excinfo:
+            load_model(path)
+    assert "decoder_bias holds complex64 values, not real numbers" in assert_one_line_error(excinfo)
+
+
+@pytest.mark.parametrize("weights, loaded", [([1e308, 1e308], [1.0, 1.0]), ([2, 1], [1.0, 0.5]),
+                                             ([5e-324, 0.0], [1.0, 0.0])])
+def test_ensemble_weights_are_divided_by_the_largest(weights, loaded, tmp_path):
+    """Issue 50 item 15: 1e308 and 1e308 summed to inf, and every distance was inf / inf."""
+    first, _ = member_archive(1)
+    second, _ = member_archive(2)
+    path = tmp_path / "ens.onlstm"
+    atomic_save(with_members(first, [second], "mean", weights), path)
+    assert load_model(path).weights == loaded

@@ -13,10 +13,7 @@ def info(
 ):
     """What a model holds: sizes, training data and recipe, validation perplexity, span parser, and the
     figures of its model card (NAME.md beside the file), if it has one."""
-    import json
-
     from onlstm_cli.console import printable_json
-    from onlstm_cli.info import info_text, model_info
+    from onlstm_cli.info import info_text, model_info, report_json
     report = model_info(model)  # info_text shows the file's strings printable; JSON escapes them (printable_json)
-    typer.echo(printable_json(json.dumps(report, ensure_ascii=False, indent=2, default=str)) if as_json
-               else info_text(report))
+    typer.echo(printable_json(report_json(report)) if as_json else info_text(report))
