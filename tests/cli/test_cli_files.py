@@ -135,3 +135,52 @@ def test_a_model_named_without_a_folder_that_is_a_link_loop_says_so(runner, tmp_
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine").symlink_to(tmp_path / "mine")
     assert_user_error(run(runner, ["info", "mine"]), "symbolic-link loop")  # not "no model named"
+
+
+@pytest.mark.parametrize("command", ["parse", "evaluate --html", "ensemble", "train"])
+def test_an_output_that_is_a_fifo_is_refused_and_stays_a_fifo(runner, model, tiny_model_path, corpus, tmp_path,
+                                                              command):
+    import stat
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    text = tmp_path / "in.txt"
+    text.write_text("the cat sat\n")
+    args = {"parse": ["parse", "-m", model, text, "-o", fifo],
+            "evaluate --html": ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "-m", model, "--html", fifo],
+            "ensemble": ["ensemble", tiny_model_path, tiny_model_path, "-o", fifo],
+            "train": ["train", corpus, "-o", fifo, *TINY]}[command]
+    assert_user_error(run(runner, args), "is a FIFO, not a regular file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_the_one_writer_refuses_a_device_or_fifo_it_would_replace(tmp_path):
+    import stat
+    from onlstm_cli.errors import ModelFileError
+    from onlstm_cli.modelfile import atomic_file
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelFileError, match="is a FIFO, not a regular file"):
+        with atomic_file(fifo, "w") as f:
+            f.write("x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not list(tmp_path.glob(".*.tmp"))
+    with pytest.raises(ModelFileError, match="is a character device"):
+        with atomic_file("/dev/null", "w") as f:
+            f.write("x")
+
+
+@pytest.mark.parametrize("args", [["parse", "-m", "en", "{text}", "-o", "{bundled}"],
+                                  ["parse", "{text}", "-o", "{bundled}"],
+                                  ["evaluate", "--gold", "{gold}", "-m", "en", "--html", "{bundled}"]])
+def test_no_output_is_written_onto_a_bundled_model_being_read(runner, tiny_model_path, tmp_path, monkeypatch, args):
+    import shutil
+    from onlstm_cli.induction import models
+    bundled = tmp_path / "models" / "en-ptb.onlstm"  # a copy stands for the package's own folder
+    bundled.parent.mkdir()
+    shutil.copy(tiny_model_path, bundled)
+    before = bundled.read_bytes()
+    monkeypatch.setattr(models, "models_dir", lambda: bundled.parent)
+    text = tmp_path / "in.txt"
+    text.write_text("the cat sat\n")
+    names = {"text": text, "bundled": bundled, "gold": FIXTURES / "cli_gold.trees"}
+    assert_user_error(run(runner, [a.format(**names) for a in args]), "is the same file as", "model")
+    assert bundled.read_bytes() == before

@@ -1,0 +1,100 @@
+"""The files a recipe writes beside --out never destroy another's (issue 50, items 1, 9, 17 and 19): each is checked
+against the inputs before anything is written, recipes whose files would share names are kept apart, the language
+models are locked while the recipe trains them, and a signal as the models start is an interruption to resume."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import write_corpus
+from test_recipe import TINY, in_process, recipe_args
+
+from onlstm_cli.training.recipe import recipe_locks
+from onlstm_cli.training.recipe_files import lm_path
+from onlstm_cli.training.side_by_side import _died
+
+
+def one_error_line(result, *fragments: str) -> str:
+    assert result.exit_code != 0, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("name, what", [("x.recipe-valid.txt", "held-out split (valid)"),
+                                        ("x.recipe-train.txt", "held-out split (train)"),
+                                        ("x.lm-seed1112.onlstm.tokens", "seed 1112's token file"),
+                                        ("x.onlstm.recipe.json", "record"),
+                                        (".x.recipe.lock", "lock"),
+                                        ("x.student.onlstm", "student check")])
+def test_a_corpus_named_like_one_of_the_recipes_own_files_is_refused_and_kept(tmp_path, name, what):
+    corpus = write_corpus(tmp_path / name, 60)
+    before = corpus.read_bytes()
+    one_error_line(in_process(recipe_args(corpus, tmp_path / "x.onlstm")), what, "same file as the corpus")
+    assert corpus.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written beside it
+
+
+@pytest.mark.parametrize("name", [".m.onlstm.lock", "m.onlstm.ckpt", "m.onlstm.tokens"])
+def test_a_corpus_named_like_a_language_models_own_files_is_refused_and_kept(tmp_path, name):
+    corpus = write_corpus(tmp_path / name, 40)
+    before = corpus.read_bytes()
+    result = in_process(["train", str(corpus), "-o", str(tmp_path / "m.onlstm"), "--epochs", "1", *TINY])
+    one_error_line(result, "--out", "same file as the corpus")
+    assert corpus.read_bytes() == before  # the lock file, opened first, used to truncate it
+
+
+def test_a_recipe_whose_files_would_be_named_as_another_recipes_is_refused(tmp_path):
+    corpus = write_corpus(tmp_path / "c.txt", 60)
+    (tmp_path / "x.onlstm.recipe.json").write_text("{}")  # the record of a recipe -o x.onlstm
+    one_error_line(in_process(recipe_args(corpus, tmp_path / "x.v2")), "the recipe of x.onlstm",
+                   "give --out a name whose part before the last dot is its own")
+    assert not (tmp_path / "x.recipe-train.txt").exists()
+
+
+def test_while_a_recipe_runs_its_language_models_and_its_names_are_locked(tmp_path):
+    corpus = write_corpus(tmp_path / "c.txt", 60)
+    out = tmp_path / "x.onlstm"
+    with recipe_locks(out, [1111, 1112]):
+        plain = in_process(["train", str(corpus), "-o", str(lm_path(out, 1111)), "--epochs", "1", *TINY])
+        one_error_line(plain, "being written by another onlstm run")
+        other = in_process(recipe_args(corpus, tmp_path / "x.v2"))
+        one_error_line(other, "another recipe whose files are named as this one's")
+    assert not lm_path(out, 1111).exists()
+
+
+def test_the_recipe_refuses_a_corpus_that_is_not_utf8_as_a_plain_train_does(tmp_path):
+    corpus = write_corpus(tmp_path / "c.txt", 60)
+    corpus.write_bytes(corpus.read_bytes() + b"caf\xe9 au lait\n")
+    one_error_line(in_process(recipe_args(corpus, tmp_path / "x.onlstm")), "is not UTF-8 text (line 61, byte 3)")
+    assert not list(tmp_path.glob("x.*")) and not list(tmp_path.glob(".x.*.tmp"))
+
+
+def test_a_seed_process_ended_by_a_signal_before_its_handlers_is_an_interruption_not_a_failure():
+    assert _died(-signal.SIGTERM) == {"interrupted": True, "stop_signal": signal.SIGTERM}
+    assert _died(-signal.SIGINT) == {"interrupted": True, "stop_signal": signal.SIGINT}
+    assert "error" in _died(-signal.SIGKILL) and "error" in _died(1)
+
+
+def test_sigterm_as_the_models_start_is_an_interruption_that_leaves_no_temporary_file(tmp_path):
+    corpus = write_corpus(tmp_path / "c.txt", 200, seed=5)
+    out = tmp_path / "s.onlstm"
+    args = [*recipe_args(corpus, out), "--side-by-side", "2"]
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *args], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in process.stderr:  # the models' processes are starting: the signal reaches them as they import
+        seen.append(line)
+        if "its lines start [seed 1112]" in line:
+            process.send_signal(signal.SIGTERM)
+            break
+    rest = process.communicate(timeout=120)[1]
+    assert process.returncode == 143, "".join(seen) + rest
+    assert "failed" not in rest and "exit code" not in rest, rest
+    assert not list(tmp_path.glob(".*.tmp")), list(tmp_path.iterdir())
+    assert "rerun the same command" in rest or "interrupted" in rest, rest
