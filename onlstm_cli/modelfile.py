@@ -216,8 +216,9 @@ def read_archive(path: str | Path, expected_format: str = MODEL_FORMAT) -> dict:
     if archive["format"] != expected_format and expected_format == CHECKPOINT_FORMAT:
         raise ModelFileError(f"{path} is a model file, not a training checkpoint (those end in .ckpt)")
     version = archive.get("version")
-    if version != FORMAT_VERSION:
-        raise ModelFileError(f"{path} has model format version {version}; this onlstm reads version "
+    if type(version) is not int or version != FORMAT_VERSION:  # (a tensor's != would be a tensor)
+        shown_version = version if type(version) is int and abs(version) < 10 ** 9 else shown(version)
+        raise ModelFileError(f"{path} has model format version {shown_version}; this onlstm reads version "
                              f"{FORMAT_VERSION} (retrain or use a matching onlstm release)")
     check_weights_present(archive, path)
     check_meta_size(archive.get("meta"), str(path))  # a checkpoint's too: a resumed run reads it

@@ -692,3 +692,14 @@ def test_ensemble_weights_are_divided_by_the_largest(weights, loaded, tmp_path):
     path = tmp_path / "ens.onlstm"
     atomic_save(with_members(first, [second], "mean", weights), path)
     assert load_model(path).weights == loaded
+
+
+@pytest.mark.parametrize("field, value", [("version", torch.ones(3)), ("version", "9" * 100_000),
+                                          ("format", torch.ones(3)), ("kind", "k" * 100_000)])
+def test_a_header_of_the_wrong_type_is_refused_in_one_short_line(field, value, tmp_path):
+    path = tmp_path / "header.onlstm"
+    torch.save(dict(good_archive(), **{field: value}), path)
+    with pytest.raises(ModelFileError) as excinfo:
+        load_model(path)
+    message = assert_one_line_error(excinfo)
+    assert "header.onlstm" in message and len(message) < 300
