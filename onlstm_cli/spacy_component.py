@@ -30,7 +30,7 @@ import warnings
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
-from onlstm_cli.api import Parser
+from onlstm_cli.api import NotParsedWarning, Parser
 from onlstm_cli.text.formats import _preterminal, to_bracket  # (_preterminal: how a bracket tree writes one word)
 from onlstm_cli.induction.distances import without_controls
 from onlstm_cli.trees import tree_spans
@@ -68,14 +68,19 @@ class OnlstmComponent:
         sentences = list(doc.sents) if len(doc) else []
         words = [model_word(token.text) for token in doc]
         parsed = self.parser.parse_lines(" ".join(words[sent.start:sent.end]) for sent in sentences)
-        preorder = []
-        for sent, result in zip(sentences, parsed):
+        preorder, not_parsed = [], []
+        for number, (sent, result) in enumerate(zip(sentences, parsed), 1):
+            if result.error:  # more words than a sentence may have: said now, and by its spans (position_of)
+                warnings.warn(f"sentence {number} (tokens {sent.start}-{sent.end}) not parsed: {result.error}",
+                              NotParsedWarning, stacklevel=2)
+                not_parsed.append([sent.start, sent.end, result.error])
+                continue
             if result.tree is None:  # (cannot happen: every token is a word)
                 continue
             if len(result.tokens) != len(sent):  # (cannot happen: no word has spaces inside)
                 raise ValueError(f"onlstm read {len(result.tokens)} tokens in a sentence of {len(sent)}")
             preorder += [(sent.start + i, sent.start + j) for i, j in sentence_constituents(result.tree, len(sent))]
-        doc._.set(DOC_EXTENSION, constituent_table(preorder, words))
+        doc._.set(DOC_EXTENSION, {**constituent_table(preorder, words), "not_parsed": not_parsed})
         return doc
 
     def pipe(self, docs, batch_size: int = 128):
@@ -123,6 +128,9 @@ def position_of(span: Span) -> tuple[dict, int]:
         if table["ends"][position] == span.end:
             return table, position
         position += 1
+    for start, end, why in table.get("not_parsed", ()):  # (a doc stored before has none)
+        if start <= span.start < end:
+            raise NotAConstituent(f"onlstm did not parse the sentence of {span.text[:40]!r}: {why}")
     raise NotAConstituent(f"not a constituent of the onlstm trees: {span.text!r}")
 
 

@@ -148,6 +148,40 @@ def test_control_characters_inside_spacy_tokens_keep_one_tree_leaf_a_token(nlp):
     assert not any(ord(c) < 32 for leaf in leaves for c in leaf)
 
 
+HOSTILE = {"whitespace only": " \n\t  ", "control characters": "\x1b[31mred\x1b[0m cat \x00 sat.\x07",
+           "bidirectional controls": "the \u202ecat sat \u2066on\u2069 it.", "Hangul": "한국어 문장입니다. 고양이.",
+           "private use": "\ue000\ue001 \uf8ff.", "5,000 words": "the cat sat on the mat . " * 715}
+
+
+@pytest.mark.parametrize("text", list(HOSTILE.values()), ids=list(HOSTILE))
+def test_hostile_text_gets_a_tree_a_sentence_with_a_leaf_a_token(nlp, text):
+    """Issue 50 (not yet tried): the component under hostile text parses every sentence, a leaf a token."""
+    doc = nlp(text)
+    assert len(doc) and list(doc.sents)
+    for sent in doc.sents:
+        assert len(nltk.Tree.fromstring(sent._.parse_string).leaves()) == len(sent)
+        assert len(sent._.constituents) == 2 * len(sent) - 1
+
+
+def test_a_sentence_not_parsed_says_why_and_the_others_are_parsed(nlp, monkeypatch):
+    """Issue 50: a sentence longer than a sentence may be was skipped silently; its spans then said only
+    "not a constituent". It gives a NotParsedWarning, and its spans say why they have no tree."""
+    from onlstm_cli import induction
+    from onlstm_cli.api import NotParsedWarning
+    monkeypatch.setattr(induction.distances, "MAX_SENTENCE_WORDS", 5)
+    with pytest.warns(NotParsedWarning, match=r"sentence 2 \(tokens 4-12\) not parsed: 8 words, more than the 5"):
+        doc = nlp("The cat sat. A dog saw a bird near it. The end.")
+    first, long, last = doc.sents
+    assert first._.parse_string.startswith("(S") and last._.parse_string.startswith("(S")
+    with pytest.raises(NotAConstituent, match="did not parse the sentence of 'A dog saw a bird near it.': 8 words"):
+        long._.parse_string
+    with pytest.raises(NotAConstituent, match="did not parse"):
+        long[0]._.parent
+    again = Doc(nlp.vocab).from_bytes(doc.to_bytes())  # kept with the doc
+    with pytest.raises(NotAConstituent, match="did not parse"):
+        list(again.sents)[1]._.labels
+
+
 def test_the_trees_survive_doc_serialization(nlp):
     doc = nlp("The cat sat on the mat. A dog barked.")
     again = Doc(nlp.vocab).from_bytes(doc.to_bytes())
