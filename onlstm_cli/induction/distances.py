@@ -338,8 +338,9 @@ MAX_SENTENCE_WORDS = 100_000
 
 
 # Control characters (Unicode Cc: NUL, ESC, DEL, the C0 and C1 ranges) are not text: they separate tokens
-# like spaces, so none of them reaches a tree or the terminal that shows it.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# like spaces, so none of them reaches a tree or the terminal that shows it. So does a byte order mark inside a
+# text (U+FEFF, where files were joined; Tokenizer.split reads it so too): it is in no word.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ufeff]")
 
 
 def without_controls(text: str, replacement: str = " ") -> str:

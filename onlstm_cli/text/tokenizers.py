@@ -18,8 +18,12 @@ from typing import Callable, Sequence
 from onlstm_cli.text.marks import NOT_MARKS
 
 
-_NUMBER = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
+# a sign, then digits and separators with a digit among them, then a percent sign. The digit is asked for by a
+# look-ahead over the separators before it, as a class that holds no digit: a class with digits on both sides of
+# one `\d` backtracked over a long run of digits without an end (111…1x) in time quadratic in its length.
+_NUMBER = re.compile(r"^[+\-]?(?=[.,:/\-]*\d)[\d.,:/\-]+%?$")
 _SPECIAL = re.compile(r"<\w+>")
+BOM = "\ufeff"  # the byte order mark, a zero-width no-break space inside a text
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
 _CJK_OR_RUN = re.compile(rf"{_CJK.pattern}|(?:(?!{_CJK.pattern}).)+", re.DOTALL)  # a CJK character, or a run of others
 
@@ -49,7 +53,9 @@ class Tokenizer:
             raise ValueError(f"unknown tokenizer {self.kind!r}; expected one of {', '.join(TOKENIZERS)}")
 
     def split(self, line: str, pretokenized: bool = False) -> list[str]:
-        """Cut a line into the user's tokens (not normalized)."""
+        """Cut a line into the user's tokens (not normalized). A byte order mark (U+FEFF) inside a text, where
+        files were joined, is no character of any word: it separates tokens as a space does."""
+        line = line.replace(BOM, " ")
         return line.split() if pretokenized else TOKENIZERS[self.kind](line)
 
     def normalize(self, token: str) -> str:
@@ -197,8 +203,10 @@ def ptb_words(line: str) -> list[str]:
     """English tokens by the Penn Treebank rules, each as the user wrote it."""
     # Keep special tokens such as <unk> whole: the Treebank rules would cut them into < unk >.
     specials = _SPECIAL.findall(line)
+    written = line
     if specials:
         line = _SPECIAL.sub(" onlstmspecialtoken ", line)
+        written = _SPECIAL.sub(lambda m: f" {m.group(0)} ", written)  # the line as written, specials apart
     # Treebank rules know only straight quotes; curly ones come back as written via _as_written.
     line_for_rules = line.translate(_CURLY_QUOTES)
     if not line_for_rules.isascii():
@@ -207,23 +215,25 @@ def ptb_words(line: str) -> list[str]:
     if specials:
         queue = iter(specials)
         tokens = [next(queue) if t == "onlstmspecialtoken" else t for t in tokens]
-        line = _SPECIAL.sub(lambda m: f" {m.group(0)} ", line)
-    return _as_written(line, tokens)
+    return _as_written(written, tokens)
 
 
 def _as_written(line: str, tokens: list[str]) -> list[str]:
     """Give the user back the characters they wrote: the Treebank rules rewrite quotes (" → `` or '')
-    and we feed them curly quotes as straight ones."""
+    and we feed them curly quotes as straight ones. The rules only add spaces and rewrite quotes, so each
+    token starts where the spaces after the one before end: it is looked for there, not searched for
+    along the rest of the line (a search for each token took time quadratic in the line)."""
     plain = line.translate(_CURLY_QUOTES)  # same length as line, so positions carry over
     out, cursor = [], 0
     for token in tokens:
-        if token in ("``", "''"):
-            found = [(i, len(q)) for q in ('"', "``", "''") if (i := plain.find(q, cursor)) >= 0]
-            at, length = min(found) if found else (-1, 0)
-        else:
-            at, length = plain.find(token, cursor), len(token)
-        if at < 0:  # not found as written: keep the tokenizer's form
+        at = cursor
+        while at < len(plain) and plain[at].isspace():
+            at += 1
+        forms = ('"', "``", "''") if token in ("``", "''") else (token,)
+        length = next((len(form) for form in forms if plain.startswith(form, at)), 0)
+        if not length:  # not found as written: keep the tokenizer's form
             out.append(token)
+            cursor = at
             continue
         out.append(line[at:at + length])
         cursor = at + length

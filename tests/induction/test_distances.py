@@ -243,6 +243,13 @@ def test_a_line_of_control_characters_is_an_empty_line(tiny_model_path, pretoken
     assert tree_leaves(results[0].tree) == ["the", "cat"] and tree_leaves(results[-1].tree) == ["a", "dog", "sat"]
 
 
+
+def test_a_byte_order_mark_inside_a_text_is_read_as_a_space(tiny_model_path):
+    """U+FEFF where files were joined (mid-file, or mid-line) is in no word: it used to stay inside one."""
+    results = parse_lines(["the\ufeffcat", "\ufeff", "\ufeffa dog"], model=str(tiny_model_path))
+    assert results[0].tokens == ["the", "cat"] and results[2].tokens == ["a", "dog"]
+    assert (results[1].tokens, results[1].tree, results[1].error) == ([], None, None)
+
 def test_a_line_its_tokenizer_finds_no_token_in_is_an_empty_line(tiny_model_path, tiny_loaded, monkeypatch):
     from onlstm_cli.text import tokenizers
     kind = tiny_loaded.tokenizer.kind

@@ -386,3 +386,24 @@ def test_the_share_of_letters_in_phrase_long_tokens():
     assert unspaced_share(Counter({run: 2, "abcde": 10})) == 0.5
     assert unspaced_share(Counter({"Donaudampfschifffahrt": 3, "ist": 1})) == 0  # a long compound is no phrase
     assert unspaced_share(Counter()) == 0
+
+
+@pytest.mark.parametrize("kind", ["ptb", "unicode", "jieba", "whitespace"])
+def test_a_byte_order_mark_inside_a_text_separates_tokens_and_is_in_none(kind):
+    tokens = Tokenizer(kind).split("cat\ufeffdog \ufeffbird")
+    assert tokens == ["cat", "dog", "bird"]
+    assert Tokenizer(kind).split("\ufeffcat dog", pretokenized=True) == ["cat", "dog"]
+
+
+def test_a_number_is_told_from_a_run_of_digits_without_an_end_in_linear_time():
+    # one `\d` between two classes with digits backtracked over the run: 100,000 digits took minutes
+    digits = "1" * 100_000
+    assert Tokenizer().normalize(digits) == "N"
+    assert Tokenizer().normalize(digits + "x") == digits + "x"
+
+
+@pytest.mark.parametrize("quote", ['"', "''", "“"])
+def test_quotes_come_back_as_written_in_linear_time(quote):
+    # each quote token was searched for along the rest of the line: 150,000 of them took two minutes
+    line = f"{quote} " * 150_000
+    assert Tokenizer().split(line) == [quote] * 150_000
