@@ -137,6 +137,7 @@ class Progress:
     best: float = math.inf
     history: list = field(default_factory=list)
     seconds: float = 0.0           # time spent by earlier runs of a resumed training
+    sentences: int | None = None   # the training sentences the teachers parsed (the votes'), once known
 
 
 def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
@@ -179,7 +180,11 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     # Ctrl-C or SIGTERM from here on, the teachers' parse included, ends with a checkpoint
     with StopSignals() as signals:
         parse_started = time.monotonic()  # the teachers' parse is timed apart: `onlstm info` shows each stage
-        data = votes_of(teachers, corpus, valid, train, log, host)  # after the checks: the parse takes a while
+        # after the checks: the parse takes a while, at most half the time left where a budget is short
+        deadline = None if time_budget is None or resume is not None else \
+            parse_started + max(0.0, time_budget - progress.seconds - (parse_started - started)) / 2
+        data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences)
+        progress.sentences = len(data.ids)  # a resumed run's batches index these: it parses the same ones
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
                    {"teacher": [t.name for t in teachers], "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
@@ -239,7 +244,7 @@ def resumed(path, identity: dict, parser: SpanParser, optimizer, rng: random.Ran
     if done_epochs is not None:
         return Progress(done_epochs + 1, 0, None, state["best"], state["history"], state.get("seconds", 0.0))
     return Progress(state["epoch"], state["step"], state["batches"], state["best"], state["history"],
-                    state.get("seconds", 0.0))
+                    state.get("seconds", 0.0), state.get("sentences"))  # absent: every sentence was parsed
 
 
 class _Run:
@@ -337,5 +342,6 @@ class _Run:
         atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "self_training": {
             "state_dict": self.parser.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": p.epoch,
             "step": p.step, "batches": p.batches, "best": p.best, "history": p.history, "rng": self.rng.getstate(),
-            "torch_rng": torch.get_rng_state(), "seconds": self.seconds(), "identity": self.identity}},
+            "torch_rng": torch.get_rng_state(), "seconds": self.seconds(), "identity": self.identity,
+            "sentences": p.sentences}},
             self.checkpoint)

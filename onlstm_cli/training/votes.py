@@ -4,6 +4,7 @@ consensus tree."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,14 +145,18 @@ class Votes:
     sentences: list = field(default_factory=list)
 
 
-def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None) -> Votes:
+def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
+             deadline: float | None = None, limit: int | None = None) -> Votes:
     """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
     model file the student is written into; default: the first teacher's). `teachers`: Teachers
-    (induction/teachers.py), or loaded model files, each made the teacher `train` says."""
+    (induction/teachers.py), or loaded model files, each made the teacher `train` says. `deadline`
+    (time.monotonic()): the training text is parsed until then (at least its first PARSE_CHUNK sentences), the
+    votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
+    run's, as its first run parsed them)."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or teachers[0].loaded
     vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
-    sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len]
+    sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len][:limit]
     valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
         message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name,
@@ -169,7 +174,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     valid_lengths = [len(s) for s in valid_sentences]
     split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
                           else (None, None))
-    train_trees = [t.voter_trees(sentences) for t in teachers]  # one list of trees a voter, per teacher
+    train_trees = parsed_in_time(teachers, sentences, deadline, log)  # one list of trees a voter, per teacher
+    sentences = sentences[:len(train_trees[0][0])]
     valid_trees = valid_trees or [t.voter_trees(valid_sentences) for t in teachers]
     weighing = [t.weighing for t in teachers]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
@@ -196,6 +202,28 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences)
+
+
+PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at the clock
+
+
+def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log) -> list:
+    """Each teacher's voters' trees of the training sentences; with a `deadline` (time.monotonic()), a chunk at a
+    time until it passes, at least one chunk: where a time budget is short, the span parser learns from the first
+    sentences rather than the teachers' parse overrunning the budget."""
+    if deadline is None:
+        return [t.voter_trees(sentences) for t in teachers]
+    trees, done = [[] for _ in teachers], 0
+    while done < len(sentences) and (done == 0 or time.monotonic() < deadline):
+        chunk = sentences[done:done + PARSE_CHUNK]
+        for k, teacher in enumerate(teachers):
+            parts = teacher.voter_trees(chunk)
+            trees[k] = [voter + part for voter, part in zip(trees[k], parts)] if done else parts
+        done += len(chunk)
+    if done < len(sentences):
+        log(f"the time budget let the teachers parse {done:,} of the {len(sentences):,} training sentences: the span "
+            "parser learns from those (a larger --time-budget gives it more)")
+    return trees
 
 
 def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> tuple[str | None, list | None]:

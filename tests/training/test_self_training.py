@@ -693,3 +693,19 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
                      lambda line: None, host=host)
     read_commas = any("," in words for words in votes.valid_sentences)
     assert read_commas == keep_punct  # the tiny corpus has a comma in most lines
+
+
+def test_a_short_budget_bounds_the_teachers_parse_to_the_sentences_parsed_in_it(tiny_loaded, tmp_path, monkeypatch):
+    import time as clock
+    from conftest import write_corpus
+    from onlstm_cli.training import votes
+    monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
+    corpus, valid = write_corpus(tmp_path / "c.txt", 40), write_corpus(tmp_path / "v.txt", 8, seed=1)
+    full = votes.votes_of([tiny_loaded], corpus, valid, SelfTrainConfig(), lambda line: None)
+    said = []
+    short = votes.votes_of([tiny_loaded], corpus, valid, SelfTrainConfig(), said.append, deadline=clock.monotonic())
+    assert len(short.ids) == len(short.spans) == len(short.sentences) == 5  # one chunk, then the clock said stop
+    assert short.spans == full.spans[:5] and short.valid_spans == full.valid_spans  # the validation text whole
+    assert any(f"parse 5 of the {len(full.ids)} training sentences" in line for line in said), said
+    resumed = votes.votes_of([tiny_loaded], corpus, valid, SelfTrainConfig(), lambda line: None, limit=7)
+    assert resumed.spans == full.spans[:7]  # a resumed run parses what its first run did, whatever the clock
