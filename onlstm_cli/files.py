@@ -9,8 +9,10 @@
 - A log appended to never follows a symbolic link (open_for_append).
 - An output that exists and is not a regular file (a device, a FIFO, a socket) is refused (check_writable_kind):
   every output is written whole beside it and renamed onto it, which would replace the device itself.
-- A path that cannot be read says why: missing, a directory, a symbolic-link loop, a dangling link
+- A path that cannot be read says why: missing, a directory, a symbolic-link loop, a dangling link, a device
   (check_readable_file).
+- Text is read a line at a time with a bound, MAX_LINE_BYTES a line (bounded_lines), and a whole file with a
+  bound on its size (read_bounded): an endless input (/dev/zero) costs that much memory, not all there is.
 
 It imports nothing of onlstm_cli but errors, so any layer may use it.
 """
@@ -22,7 +24,7 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from onlstm_cli.errors import OnlstmError, OutputInUse, UserError
 
@@ -74,10 +76,12 @@ def check_writable_kind(path: str | Path, what: str, error: type[OnlstmError] = 
                         "place, which would replace it; give a file name (or write to stdout and redirect it)")
 
 
-def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = UserError) -> None:
+def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = UserError,
+                        regular: bool = True) -> None:
     """A one-line `error` unless `path` is a file that can be opened: `what` names it ("input file",
     "model file"), and the message says whether it is missing, a directory, a symbolic-link loop or a link
-    to nothing."""
+    to nothing. Unless `regular` is False, a device, FIFO or socket is refused too: a model, a corpus or a
+    gold file is read whole (or twice), and /dev/zero never ends (`parse` reads a pipe a line at a time)."""
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
@@ -90,6 +94,49 @@ def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = 
         raise error(f"cannot read {what} {path}: {(e.strerror or type(e).__name__).lower()}") from None
     if stat.S_ISDIR(mode):
         raise error(f"{what} {path} is a directory, not a file")
+    if regular and not stat.S_ISREG(mode):
+        kind = next((kind for is_kind, kind in SPECIAL_KINDS if is_kind(mode)), "a special file")
+        raise error(f"{what} {path} is {kind}, not a regular file: give a file")
+
+
+# A line of text longer than this is no sentence (the longest that parse reads, MAX_SENTENCE_WORDS words, is
+# far shorter): a file without line breaks, or a device that never ends one. It is refused as it is read.
+MAX_LINE_BYTES = 1 << 20
+
+
+class LineTooLong(OnlstmError):
+    """A line longer than MAX_LINE_BYTES (bounded_lines); the message names the file and the line."""
+
+
+def too_long(where: str | Path, number: int, limit: int = MAX_LINE_BYTES) -> LineTooLong:
+    """The error for line `number` (1-based) of `where` (a file, or "stdin"), longer than `limit` bytes."""
+    return LineTooLong(f"{where} line {number} is longer than {limit:,} bytes: not a line of text (a file without "
+                       "line breaks, or a device?); give text with one sentence a line")
+
+
+def bounded_lines(stream, where: str | Path, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a binary stream, each with its newline (the last one may have none). A line longer than
+    `limit` bytes is a LineTooLong as soon as that many bytes have come without a newline, not once the whole
+    line is in memory: /dev/zero, or a gigabyte on one line, costs `limit` bytes."""
+    number = 0
+    while line := stream.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise too_long(where, number, limit)
+        yield line
+
+
+def read_bounded(path: str | Path, what: str, error: type[OnlstmError], limit: int) -> bytes:
+    """The bytes of a regular file (check_readable_file), refused in one line where it holds more than `limit`."""
+    check_readable_file(path, what, error)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise error(f"cannot read {what} {path}: {(e.strerror or type(e).__name__).lower()}") from None
+    if len(data) > limit:
+        raise error(f"{what} {path} is larger than {limit:,} bytes, more than onlstm reads")
+    return data
 
 
 def open_for_append(path: str | Path):
