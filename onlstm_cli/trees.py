@@ -23,6 +23,10 @@ SPLIT_RULES = ("paper", "symmetric")
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
 
+# The most words a sentence may have to be parsed (parse answers a longer line with a message; evaluate refuses
+# a longer gold sentence): a line of millions of words is no sentence, but a file without newlines.
+MAX_SENTENCE_WORDS = 100_000
+
 # A split chooser gets a word range [start, end) with end - start >= 2 and returns the
 # first word of the right part, start < m < end.
 SplitChooser = Callable[[int, int], int]

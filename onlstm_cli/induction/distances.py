@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from onlstm_cli.errors import ParseError
-from onlstm_cli.trees import Tree, build_tree, fold_tree, punctuation_first, right_branching
+from onlstm_cli.trees import MAX_SENTENCE_WORDS, Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.marks import levels_among, mark_pairs, may_pair, opening_marks, piece_levels
 from onlstm_cli.text.tokenizers import is_punctuation
@@ -333,8 +333,8 @@ class ParsedSentence:
 
 
 # A sentence's parse takes time and memory linear in its length, but a line of millions of words is no
-# sentence (a file without newlines): it is answered with a message, and the lines around it are parsed.
-MAX_SENTENCE_WORDS = 100_000
+# sentence (a file without newlines): a line of more than MAX_SENTENCE_WORDS (trees.py) is answered with a
+# message, and the lines around it are parsed.
 
 
 # Control characters (Unicode Cc: NUL, ESC, DEL, the C0 and C1 ranges) are not text: they separate tokens

@@ -7,8 +7,17 @@ from typing import Optional
 
 from onlstm_cli.text.gold import GoldSentence
 from onlstm_cli.errors import GoldFormatError
+from onlstm_cli.trees import MAX_SENTENCE_WORDS
 
 CONLLU_DROPPED_UPOS = frozenset({"PUNCT"})
+
+
+def too_many_words(where: str, words: int) -> GoldFormatError | None:
+    """The error for a gold sentence longer than parse parses (trees.MAX_SENTENCE_WORDS), else None."""
+    if words <= MAX_SENTENCE_WORDS:
+        return None
+    return GoldFormatError(f"{where}: a sentence of {words:,} words, more than the {MAX_SENTENCE_WORDS:,} onlstm "
+                           "parses (treebank sentences are far shorter): remove it, or split it into sentences")
 
 
 def looks_like_conllu(path: Path, text: str) -> bool:
@@ -47,6 +56,23 @@ def _heads(path: Path, rows: list[tuple[int, list[str]]], number: int) -> list[i
     return heads
 
 
+def _leaves_first(path: Path, rows: list[tuple[int, list[str]]], heads: list[int]) -> list[int]:
+    """The tokens of a dependency tree, each after every token below it; a token that the root does not reach
+    (its heads form a cycle) is a GoldFormatError."""
+    children: list[list[int]] = [[] for _ in heads]
+    roots = []
+    for token, head in enumerate(heads):
+        (roots if head == -1 else children[head]).append(token)
+    order = list(roots)  # parents first, then reversed
+    for token in order:
+        order.extend(children[token])
+    if len(order) < len(heads):
+        reached = set(order)
+        first = next(token for token in range(len(heads)) if token not in reached)
+        raise GoldFormatError(f"{path}:{rows[first][0]}: head indices form a cycle")
+    return order[::-1]
+
+
 def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str, number: int = 1,
                       multiword: Optional[list[tuple[int, int, str]]] = None) -> Optional[GoldSentence]:
     """Gold spans of a dependency tree: the subtree of each word, if contiguous over kept words.
@@ -62,30 +88,28 @@ def _gold_from_conllu(path: Path, rows: list[tuple[int, list[str]]], source: str
         return None
     kept_index = {token: index for index, token in enumerate(kept_positions)}
 
-    # members[h]: kept-word indices in the subtree of token h (h itself and its descendants).
-    members: list[list[int]] = [[] for _ in range(count)]
-    for token in kept_positions:
-        ancestor, steps = token, 0
-        while ancestor != -1:
-            members[ancestor].append(kept_index[token])
-            ancestor = heads[ancestor]
-            steps += 1
-            if steps > count:
-                line = rows[token][0]
-                raise GoldFormatError(f"{path}:{line}: head indices form a cycle")
+    # Each token's subtree as the kept words in it, (lowest index, highest, how many), gathered from the
+    # leaves up in one pass: following each word up to the root took time quadratic in a deep tree's length.
+    low, high, size = [count] * count, [-1] * count, [0] * count
+    for token in _leaves_first(path, rows, heads):
+        if token in kept_index:
+            index = kept_index[token]
+            low[token], high[token], size[token] = min(low[token], index), max(high[token], index), size[token] + 1
+        head = heads[token]
+        if head != -1:
+            low[head], high[head] = min(low[head], low[token]), max(high[head], high[token])
+            size[head] += size[token]
 
     n_kept = len(kept_positions)
     spans: set[tuple[int, int]] = set()
     labels: dict[tuple[int, int], set[str]] = {}
     for head in range(count):
-        positions = members[head]
-        if len(positions) < 2:
+        if size[head] < 2:
             continue
-        low, high = min(positions), max(positions)
         # A non-projective subtree has gaps over the kept words: it is no constituent.
-        if high - low + 1 != len(positions) or (low, high + 1) == (0, n_kept):
+        if high[head] - low[head] + 1 != size[head] or (low[head], high[head] + 1) == (0, n_kept):
             continue
-        span = (low, high + 1)
+        span = (low[head], high[head] + 1)
         spans.add(span)
         labels.setdefault(span, set()).add(upos[head])
 
@@ -157,6 +181,8 @@ def read_conllu(path: Path, text: str) -> list[GoldSentence]:
                                       f"{len(rows)} words")
         if rows:
             number += 1
+            if error := too_many_words(f"{path}:{block_start}", len(rows)):
+                raise error
             sentence = _gold_from_conllu(path, rows, f"{path.name}:{block_start}", number,
                                          [(first, last, form) for _, first, last, form in multiword])
             if sentence is not None:

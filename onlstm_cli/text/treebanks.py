@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from onlstm_cli.errors import GoldFormatError
-from onlstm_cli.text.conllu import looks_like_conllu, read_conllu
+from onlstm_cli.files import read_bounded
+from onlstm_cli.text.conllu import looks_like_conllu, read_conllu, too_many_words
 from onlstm_cli.text.formats import collapse_unary, escape_word, from_bracket
 from onlstm_cli.text.gold import TRACE_TAG, WORD_TAGS, GoldSentence
 from onlstm_cli.trees import Tree, fold_tree, tree_leaves
@@ -16,11 +17,13 @@ if TYPE_CHECKING:  # nltk is imported where it is used: it costs a quarter of a 
     import nltk
 
 
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise GoldFormatError(f"{path}: cannot read: {error.strerror}") from None
+# A treebank in one file: the largest UD ones are split into files of about 150 MB; all of the PTB's WSJ is 40 MB.
+MAX_TREEBANK_BYTES = 1 << 30
+
+
+def _read_text(path: Path, what: str = "gold file") -> str:
+    """A regular file's text (a device or a FIFO is refused in one line: /dev/zero never ends)."""
+    data = read_bounded(path, what, GoldFormatError, MAX_TREEBANK_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -67,42 +70,53 @@ def _split_bracketed(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _gold_from_ptb(parsed: nltk.Tree, source: str) -> Optional[GoldSentence]:
-    """Apply the protocol to one PTB tree; None when no word is kept."""
+    """Apply the protocol to one PTB tree; None when no word is kept.
+
+    One walk of the tree: each node's range of kept words, [low, high), comes up from its children. A node's
+    own span is that of the words under its subtrees (a word right under it is its preterminal's, not its
+    span's). Nodes that keep no word get no span: this is where constituents of only punctuation or traces
+    vanish, and a node with one kept child has its child's span (the unary collapse; a unary chain puts all
+    its labels on one span)."""
     all_words: list[str] = []
     words: list[str] = []
     tags: list[str] = []
     kept_positions: list[int] = []
-    # Kept-word index range [low, high] under each phrasal node, keyed by tree position.
-    ranges: dict[tuple[int, ...], list[int]] = {}
-    for leaf_position in parsed.treepositions("leaves"):
-        tag = parsed[leaf_position[:-1]].label()
-        if tag == TRACE_TAG:
-            continue
-        all_words.append(parsed[leaf_position])
-        if tag not in WORD_TAGS:
-            continue
-        index = len(words)
-        words.append(parsed[leaf_position])
-        tags.append(tag)
-        kept_positions.append(len(all_words) - 1)
-        # Ancestors above the preterminal. Nodes that keep no word never get a range: this
-        # is where constituents of only punctuation or traces vanish.
-        for depth in range(len(leaf_position) - 1):
-            node_range = ranges.setdefault(leaf_position[:depth], [index, index])
-            node_range[1] = index
+    own: list[tuple[int, int, str]] = []  # each phrasal node's kept-word range and label
+    ranges: list[tuple[int, int] | None] = []  # the ranges of the nodes finished whose parent is not yet
+    stack: list[tuple] = [(parsed, "", False)]  # (node, its parent's label, children done)
+    while stack:
+        node, parent_label, done = stack.pop()
+        if isinstance(node, str):  # a word: its tag is its parent's label
+            kept = parent_label in WORD_TAGS
+            if parent_label != TRACE_TAG:
+                all_words.append(node)
+            if kept:
+                words.append(node)
+                tags.append(parent_label)
+                kept_positions.append(len(all_words) - 1)
+            ranges.append((len(words) - 1, len(words)) if kept else None)
+        elif not done:
+            stack.append((node, parent_label, True))
+            stack.extend((child, node.label(), False) for child in reversed(node))
+        else:
+            children = ranges[len(ranges) - len(node):]
+            del ranges[len(ranges) - len(node):]
+            under = [r for r, child in zip(children, node) if r is not None and not isinstance(child, str)]
+            if under:
+                own.append((under[0][0], under[-1][1], node.label()))
+            found = [r for r in children if r is not None]
+            ranges.append((found[0][0], found[-1][1]) if found else None)
     if not words:
         return None
 
     spans: set[tuple[int, int]] = set()
     labels: dict[tuple[int, int], set[str]] = {}
-    for node_position, (low, high) in ranges.items():
-        span = (low, high + 1)
-        # A node with one kept child has its child's span: that is the unary collapse, and
-        # it is also why a unary chain puts all its labels on one span.
-        if span[1] - span[0] < 2 or span == (0, len(words)):
+    for low, high, node_label in own:
+        span = (low, high)
+        if high - low < 2 or span == (0, len(words)):
             continue
         spans.add(span)
-        label = _plain_label(parsed[node_position].label())
+        label = _plain_label(node_label)
         if label:
             labels.setdefault(span, set()).add(label)
     return GoldSentence(words, all_words, tags, spans, labels, source, kept_positions)
@@ -142,6 +156,8 @@ def _read_bracket_file(path: Path, text: str) -> list[GoldSentence]:
                                       "remove or flatten it") from None
             reason = str(error).splitlines()[0]
             raise GoldFormatError(f"{path}:{line}: cannot read this tree: {reason}") from None
+        if error := too_many_words(f"{path}:{line}", len(parsed.leaves())):
+            raise error
         sentence = _gold_from_ptb(parsed, f"{path.name}:{line}")
         if sentence is not None:
             sentences.append(sentence)
@@ -217,7 +233,7 @@ def read_predicted(path: str | Path, gold: list[GoldSentence]) -> list[Tree]:
     Returns trees over the kept words (possibly n-ary).
     """
     path = Path(path)
-    lines = _read_text(path).splitlines()
+    lines = _read_text(path, "predicted trees file").splitlines()
     trees: list[Tree] = []
     for number, (line, sentence) in enumerate(zip(lines, gold), start=1):
         where = f"{path}:{number}"
