@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from onlstm_cli.errors import TrainingError
+from onlstm_cli.files import bounded_lines, check_readable_file
 from onlstm_cli.text.tokenizers import Tokenizer, is_punctuation
 from onlstm_cli.text.vocab import Vocabulary
 
@@ -34,10 +35,9 @@ def iter_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = 
     Punctuation is dropped unless asked for: evaluation removes it (the PTB LM text has hardly any).
     """
     path = Path(path)
-    if not path.is_file():
-        raise TrainingError(f"corpus not found: {path}")
+    check_readable_file(path, "corpus", TrainingError)  # missing, a directory, a device (/dev/zero), a FIFO
     with open(path, "rb") as f:
-        for number, raw in enumerate(f, 1):
+        for number, raw in enumerate(bounded_lines(f, path), 1):  # a line of more than MAX_LINE_BYTES is refused
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from onlstm_cli.errors import UserError
+from onlstm_cli.files import bounded_lines
 from onlstm_cli.text.tokenizers import Tokenizer
 
 
@@ -159,8 +160,10 @@ def detect_lang(path: Path, n_lines: int = 200) -> tuple[str, dict[str, float]]:
     a Chinese name in a Turkish text say, does not decide for the others), and the share of those lines in
     each script, largest first."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            scripts = Counter(script_of(line) for _, line in zip(range(n_lines), f))
+        with open(path, "rb") as f:
+            # (a line at a time, each at most MAX_LINE_BYTES: a file without line breaks is refused)
+            scripts = Counter(script_of(line.decode("utf-8", "replace"))
+                              for _, line in zip(range(n_lines), bounded_lines(f, path)))
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     scripts.pop(None, None)  # lines without letters say nothing
