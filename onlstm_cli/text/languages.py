@@ -27,7 +27,9 @@ OTHER = Language("unicode")  # any language without an entry: words and punctuat
 
 
 def language(code: str) -> Language:
-    return LANGUAGES.get(code, OTHER)
+    """The defaults of a language given by a BCP 47 tag, read by its language subtag whatever its case: zh-CN,
+    zh-Hans and ZH are Chinese, pt-BR is Portuguese."""
+    return LANGUAGES.get(code.split("-", 1)[0].lower(), OTHER)
 
 
 def default_tokenizer(lang: str) -> Tokenizer:

@@ -62,3 +62,13 @@ def test_a_corpus_is_taken_in_the_script_of_most_of_its_lines_and_a_mix_is_said(
     assert assumed_note(lang, given=False, mix=mix).startswith("the text is in Cyrillic script")
     corpus.write_text("")
     assert detect_lang(corpus) == ("en", {})
+
+
+@pytest.mark.parametrize("code, tokenizer, split", [
+    ("zh-CN", "jieba", "symmetric"), ("zh-Hans", "jieba", "symmetric"), ("ZH-tw", "jieba", "symmetric"),
+    ("zh-Hant-TW", "jieba", "symmetric"), ("EN", "ptb", "paper"), ("en-GB", "ptb", "paper"),
+    ("pt-BR", "unicode", "paper"), ("und-Hani", "unicode", "paper")])
+def test_a_language_tag_is_read_by_its_language_subtag(code, tokenizer, split):
+    # --lang zh-CN used to fall back to the unicode tokenizer: a Chinese line became a "word" a run of characters
+    assert check_lang(code) == code
+    assert default_tokenizer(code).kind == tokenizer and default_split(code) == split
