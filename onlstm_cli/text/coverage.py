@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from onlstm_cli.text.languages import SCRIPT_CHARS
+from onlstm_cli.text.languages import SCRIPT_CHARS, script_of
 from onlstm_cli.text.tokenizers import has_cjk, is_punctuation
 
 MOSTLY = 0.5            # "most": more than this share
@@ -17,6 +17,7 @@ MIN_UNKNOWN_WORDS = 2   # one unknown word (a name) is no reason to warn
 VOCAB_SAMPLE = 2000     # the most frequent words of a vocabulary tell its script
 COVERAGE_SAMPLE = 1000  # the first sentences a model is given tell whether it can read the text
 _KANA = re.compile(f"[{SCRIPT_CHARS['Kana']}]")
+CJK_SCRIPTS = ("Hani", "Kana")  # ideographs, or Japanese (which mixes kana with them)
 
 
 def in_cjk_script(word: str) -> bool:
@@ -30,12 +31,16 @@ class Coverage:
     unknown: int = 0       # of them, unknown to the model
     cjk_words: int = 0     # words with a CJK character or kana
     letter_words: int = 0  # words with a letter of any script (CJK included)
+    letter_lines: int = 0  # sentences with a letter
+    cjk_lines: int = 0     # of them, those in CJK script by languages.script_of: what sends a line to zh
 
     def add(self, other: "Coverage") -> None:
         self.words += other.words
         self.unknown += other.unknown
         self.cjk_words += other.cjk_words
         self.letter_words += other.letter_words
+        self.letter_lines += other.letter_lines
+        self.cjk_lines += other.cjk_lines
 
 
 def reads_any_word(loaded, by_span_parser: bool = True) -> bool:
@@ -62,6 +67,8 @@ def sentence_coverage(loaded, tokens: Sequence[str], any_word: bool = False) -> 
         coverage.unknown += not any_word and not known(loaded, word)
         coverage.cjk_words += in_cjk_script(token)
         coverage.letter_words += any(ch.isalpha() for ch in token)
+    script = script_of(" ".join(tokens))
+    coverage.letter_lines, coverage.cjk_lines = script is not None, script in CJK_SCRIPTS
     return coverage
 
 
@@ -82,8 +89,10 @@ def coverage_warning(loaded, sentences: Sequence[Sequence[str]], model_name: str
     for tokens in sentences:
         total.add(sentence_coverage(loaded, tokens, any_word))
     if total.letter_words:
-        cjk_share = total.cjk_words / total.letter_words
         model_cjk = reads_cjk(loaded)
+        # A CJK model is warned about by lines, as their script sends them to it: a Chinese line with Latin
+        # names in it, sent to zh, is in CJK script; any other by words, most of which it cannot read.
+        cjk_share = total.cjk_lines / max(total.letter_lines, 1) if model_cjk else total.cjk_words / total.letter_words
         if model_cjk and cjk_share <= MOSTLY or not model_cjk and cjk_share > MOSTLY:
             text, trained = ("in CJK script", "text in another script") if not model_cjk else \
                 ("not in CJK script", "CJK text")
