@@ -15,7 +15,7 @@ from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.cli.app import friendly_errors
 from onlstm_cli.errors import UserError
-from onlstm_cli.files import check_outputs, check_readable_file, output_lock
+from onlstm_cli.files import check_outputs, check_readable_file, output_lock, same_file
 
 
 @friendly_errors
@@ -182,10 +182,12 @@ def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path 
         raise UserError(f"--loss-log {loss_log} is a symbolic link; not writing through it (give the file it "
                         "points to)")
     from onlstm_cli.induction.models import model_inputs
-    from onlstm_cli.training.run_checks import run_outputs
+    from onlstm_cli.training.run_checks import checkpoint_path, run_outputs
     teacher_files = [(f"--teacher {name}", path) for name in teachers for _, path in model_inputs(name)]
+    outputs = [(name, path) for name, path in run_outputs(out)  # a resumed run rewrites the checkpoint it reads
+               if resume is None or path != checkpoint_path(out) or not same_file(path, resume)]
     check_outputs([("the corpus", corpus), ("--valid", valid), ("--resume", resume), *teacher_files],
-                  [*run_outputs(out), ("--loss-log", loss_log)])  # the recipe checks its own files (run_recipe)
+                  [*outputs, ("--loss-log", loss_log)])  # the recipe checks its own files (run_recipe)
 
 
 def lm_configs(o: dict) -> tuple[dict, TrainConfig, dict, str | None]:
