@@ -99,8 +99,9 @@ def check_readable_file(path: str | Path, what: str, error: type[OnlstmError] = 
         raise error(f"{what} {path} is {kind}, not a regular file: give a file")
 
 
-# A line of text longer than this is no sentence (the longest that parse reads, MAX_SENTENCE_WORDS words, is
-# far shorter): a file without line breaks, or a device that never ends one. It is refused as it is read.
+# A line of text longer than this is no sentence: a file without line breaks, or a device that never ends one.
+# It is refused as it is read. (The longest sentence parse parses, trees.MAX_SENTENCE_WORDS, fits in it at
+# about 10 bytes a word; real sentences are a few hundred bytes.)
 MAX_LINE_BYTES = 1 << 20
 
 
