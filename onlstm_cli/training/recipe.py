@@ -36,7 +36,7 @@ from pathlib import Path
 
 from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
-from onlstm_cli.files import check_outputs, output_lock
+from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 from onlstm_cli.training import side_by_side
 from onlstm_cli.training.recipe_files import (check_names_free, held_out_split, leave_finished, lm_path,
                                               recipe_outputs, recipe_stem, utf8_lines)
@@ -391,8 +391,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
         recipe.right_branching = voter_weight(recipe.right_branching if right_branching is None else right_branching)
     except ValueError as e:
         raise TrainingError(str(e)) from None
-    if not corpus.is_file():
-        raise TrainingError(f"corpus not found: {corpus}")
+    check_readable_file(corpus, "corpus", TrainingError)  # missing, a folder, a device: each said as what it is
     if resume is not None and not state_path(out).exists():
         raise TrainingError(f"no recipe to resume beside {out} ({state_path(out)} is missing): run without --resume")
     if not out.is_dir() and not out.parent.is_dir():  # a typo in a path, not a folder to make for hours of work

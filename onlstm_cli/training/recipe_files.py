@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.files import lock_path
+from onlstm_cli.files import bounded_lines, lock_path
 from onlstm_cli.modelfile import atomic_file, glob_escape
 from onlstm_cli.training.run_checks import checkpoint_path, run_outputs, token_file_path
 
@@ -72,9 +72,9 @@ def check_names_free(out: Path) -> None:
 
 def utf8_lines(corpus: Path):
     """The corpus's lines, decoded as a plain `train` reads them (corpus.iter_sentences): bytes that are not UTF-8
-    are refused in one line, never trained on as guesses."""
+    are refused in one line, never trained on as guesses, and so is a line too long to be one (files.bounded_lines)."""
     with open(corpus, "rb") as lines:
-        for number, raw in enumerate(lines, 1):
+        for number, raw in enumerate(bounded_lines(lines, corpus), 1):  # a line beyond MAX_LINE_BYTES is refused
             try:
                 yield raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as e:
