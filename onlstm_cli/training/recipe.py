@@ -22,7 +22,9 @@ validation perplexity and the stage times (recipe_record.py); the final file's s
 record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished
 language model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
 checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses
-at most the work since the last checkpoint.
+at most the work since the last checkpoint. Before anything is written, each file the recipe writes or removes
+is checked against its inputs (recipe_files.recipe_outputs), and while it runs its language models and the
+names its files share are locked (recipe_locks), so that no other run writes over them.
 """
 from __future__ import annotations
 
