@@ -41,7 +41,7 @@ from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 from onlstm_cli.training import side_by_side
 from onlstm_cli.training.recipe_files import (check_names_free, held_out_split, leave_finished, lm_path,
-                                              recipe_outputs, recipe_stem, utf8_lines)
+                                              recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
 from onlstm_cli.training.recipe_record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
                                                state_path)
 from onlstm_cli.training.recipe_time import RecipeClock, StageProgress
@@ -113,7 +113,7 @@ class RecipeRun:
             "lm": lm}, default=str))
 
     def seeds(self) -> list[int]:
-        return [self.train_config.seed + k for k in range(self.recipe.seeds)]
+        return recipe_seeds(self.train_config.seed, self.recipe.seeds)
 
     def slots(self) -> int:
         """Language models trained at once."""
@@ -400,7 +400,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
         raise TrainingError(f"--out {out}: its folder does not exist")
     check_destination(out)  # a directory, a folder that cannot be written
     held_out = valid is None
-    seed_list = [train_config.seed + k for k in range(seeds)]
+    seed_list = recipe_seeds(train_config.seed, seeds)
     check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, seed_list, held_out))
     with recipe_locks(out, seed_list):
         check_names_free(out)

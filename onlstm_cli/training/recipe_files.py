@@ -29,6 +29,11 @@ def state_path(out: Path) -> Path:
     return Path(str(out) + RECORD_SUFFIX)
 
 
+def recipe_seeds(first: int, count: int) -> list[int]:
+    """The seeds of a recipe's language models: --seed, --seed + 1, …"""
+    return [first + k for k in range(count)]
+
+
 def lm_path(out: Path, seed: int) -> Path:
     """Where the language model of one seed goes: beside --out, named for what it is."""
     return out.with_name(f"{out.stem}.lm-seed{seed}.onlstm")

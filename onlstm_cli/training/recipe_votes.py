@@ -76,8 +76,9 @@ def weight_text(weight: float | str) -> str:
 def validation_votes(out: Path, voting: list[dict], valid: Path, self_train):
     """The votes of the validation text as the span parser's run counted them, for a rerun whose span parser had
     trained but whose checks had not run: the same teachers (`voting`, the record's), text and rule give the same
-    votes; the validation text stands in for the training text, of which the checks read nothing."""
+    votes. The checks read nothing of the training part: the validation text stands in for it, one sentence of
+    it parsed."""
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.training.votes import votes_of
     teachers = [load_model(out.with_name(t["path"])) for t in voting]
-    return votes_of(teachers, valid, valid, self_train, lambda line: None)
+    return votes_of(teachers, valid, valid, self_train, lambda line: None, limit=1)

@@ -225,18 +225,26 @@ def test_a_recipe_with_other_options_is_refused_in_one_line(finished, corpus):
     assert "records a recipe with model" in result.stderr and "another --out" in result.stderr
 
 
-def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, tmp_path):
-    out = tmp_path / "r.onlstm"
-    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *recipe_args(corpus, out)],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def stopped_by_sigterm(args: list[str], when: str, timeout: int = 300) -> tuple[int, str, str]:
+    """`onlstm ARGS` sent SIGTERM once a line of its stderr holds `when`: its exit code, what it said until
+    then, and what it said after."""
+    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *args], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
-    for line in process.stderr:  # stop it once the second language model has started
+    for line in process.stderr:
         seen.append(line)
-        if "language model 2 of 2" in line:
+        if when in line:
             process.send_signal(signal.SIGTERM)
             break
-    rest = process.communicate(timeout=300)[1]
-    assert process.returncode == 143, "".join(seen) + rest
+    rest = process.communicate(timeout=timeout)[1]
+    return process.returncode, "".join(seen), rest
+
+
+def test_an_interrupted_recipe_resumes_without_redoing_a_finished_model(corpus, tmp_path):
+    out = tmp_path / "r.onlstm"
+    # stopped once the second language model has started
+    returncode, seen, rest = stopped_by_sigterm(recipe_args(corpus, out), "language model 2 of 2")
+    assert returncode == 143, seen + rest
     assert "interrupted" in rest and "rerun the same command" in rest
     first = tmp_path / "r.lm-seed1111.onlstm"
     record = json.loads((tmp_path / "r.onlstm.recipe.json").read_text())

@@ -4,13 +4,11 @@ models are locked while the recipe trains them, and a signal as the models start
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import pytest
 
 from conftest import write_corpus
-from test_recipe import TINY, in_process, recipe_args
+from test_recipe import TINY, in_process, recipe_args, stopped_by_sigterm
 
 from onlstm_cli.training.recipe import recipe_locks
 from onlstm_cli.training.recipe_files import lm_path
@@ -84,17 +82,10 @@ def test_a_seed_process_ended_by_a_signal_before_its_handlers_is_an_interruption
 def test_sigterm_as_the_models_start_is_an_interruption_that_leaves_no_temporary_file(tmp_path):
     corpus = write_corpus(tmp_path / "c.txt", 200, seed=5)
     out = tmp_path / "s.onlstm"
-    args = [*recipe_args(corpus, out), "--side-by-side", "2"]
-    process = subprocess.Popen([sys.executable, "-m", "onlstm_cli", *args], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = []
-    for line in process.stderr:  # the models' processes are starting: the signal reaches them as they import
-        seen.append(line)
-        if "its lines start [seed 1112]" in line:
-            process.send_signal(signal.SIGTERM)
-            break
-    rest = process.communicate(timeout=120)[1]
-    assert process.returncode == 143, "".join(seen) + rest
+    # sent as the models' processes start: the signal reaches them as they import
+    returncode, seen, rest = stopped_by_sigterm([*recipe_args(corpus, out), "--side-by-side", "2"],
+                                                "its lines start [seed 1112]", timeout=120)
+    assert returncode == 143, seen + rest
     assert "failed" not in rest and "exit code" not in rest, rest
     assert not list(tmp_path.glob(".*.tmp")), list(tmp_path.iterdir())
     assert "rerun the same command" in rest or "interrupted" in rest, rest
