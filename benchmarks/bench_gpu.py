@@ -8,7 +8,7 @@
 Parts (bptt 70, 3 layers, vocabulary 10k, the paper's dropouts, SGD lr 30 with clipping at 0.25, random
 tokens; each figure the median of --repeats runs, the models of a comparison alternating):
 
-  (a) training tokens/s of onlstm's LM (the training step of onlstm_cli/training/train.py) against an nn.LSTM
+  (a) training tokens/s of onlstm's LM (the training step of onlstm_cli/training/lm/train.py) against an nn.LSTM
       (cuDNN) LM of the same sizes, at 400/1150 batch 20 and 200/400 batch 64. Target: ≥ 0.7×.
   (b) the same against the original ON-LSTM code's structure (yikangshen/Ordered-Neurons: a Python loop
       over time steps of an ONLSTMCell, DropConnect masks per batch), re-implemented below, or the real
@@ -282,7 +282,7 @@ def original_model(repo: Path | None, vocab: int, emb: int, hidden: int):
 # --- the training steps ------------------------------------------------------------------------------
 
 def onlstm_trainer(model, batch):
-    """onlstm_cli/training/train.py's step: detached state, loss without logits, backward, clip, SGD."""
+    """onlstm_cli/training/lm/train.py's step: detached state, loss without logits, backward, clip, SGD."""
     params = list(model.parameters())
     optimizer = torch.optim.SGD(params, lr=LR, weight_decay=WEIGHT_DECAY)
     state = [None]

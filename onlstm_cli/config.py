@@ -120,7 +120,7 @@ class SpanParserConfig:
 
 @dataclass
 class SelfTrainConfig:
-    """Training the span parser on a teacher model's trees (self_training.py)."""
+    """Training the span parser on a teacher model's trees (student/train.py)."""
     epochs: int = 8
     batch_size: int = 32          # sentences per step
     lr: float = 1e-3              # Adam
@@ -146,7 +146,7 @@ class SelfTrainConfig:
 
 @dataclass
 class RecipeConfig:
-    """`train --seeds K` (recipe.py): K language models, then a span parser on the votes of their trees."""
+    """`train --seeds K` (recipe/runner.py): K language models, then a span parser on the votes of their trees."""
     seeds: int = 1                 # 1: a plain language model, no recipe
     lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
                                    # teachers' parse and the span parser
@@ -169,6 +169,26 @@ class RecipeConfig:
                                         # such a student adds nothing to the rule, which needs no training
     keep_intermediate: bool = False  # a finished recipe keeps its checkpoints, token files and held-out split (only
                                      # a rerun with a larger --time-budget reads them); False: they are removed
+    families: tuple = ("onlstm",)  # the model families whose models teach, each trained with --seeds seeds
+                                   # (training/families.py's FAMILIES: name → family)
+
+    def check(self) -> "RecipeConfig":
+        """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number
+        or AUTO."""
+        from onlstm_cli.errors import TrainingError
+        if self.seeds < 1:
+            raise TrainingError("--seeds must be at least 1")
+        if self.side_by_side is not None and self.side_by_side < 1:
+            raise TrainingError("--side-by-side must be at least 1")
+        if not (self.max_ppl_ratio == 0 or self.max_ppl_ratio >= 1):  # below 1 would leave out the median model
+            raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {self.max_ppl_ratio:g}")
+        if not self.families or len(set(self.families)) != len(self.families):
+            raise TrainingError(f"--families {','.join(self.families)}: name each model family once")
+        try:
+            self.right_branching = voter_weight(self.right_branching)
+        except ValueError as e:
+            raise TrainingError(str(e)) from None
+        return self
 
 
 

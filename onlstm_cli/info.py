@@ -257,7 +257,7 @@ def span_parser_rows(span: dict) -> list[tuple[str, str]]:
         loss = f", validation loss {span['valid_loss']}" if span.get("valid_loss") is not None else ""
         rows.append(("trained", f"{count(span['epochs'], 'epoch')}{took}{loss}"))
     recipe = span.get("self_training_recipe")
-    if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe.py)
+    if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe/runner.py)
         teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {count(t.get('epochs'), 'epoch')}"
                              + ("; no vote: a failed run" if t.get("votes") is False else "") + ")"
                              for t in recipe["teachers"] if isinstance(t, dict))
@@ -278,7 +278,7 @@ def figure(value) -> str:
 
 
 def student_check_text(check: dict) -> str:
-    """The recipe's check of its student against its teachers' consensus (training/student_check.py)."""
+    """The recipe's check of its student against its teachers' consensus (training/student/check.py)."""
     text = (f"on the validation text, the student agrees {figure(check.get('student'))} with its teachers' "
             f"consensus, the teachers {figure(check.get('teachers'))} (with each other {figure(check.get('mutual'))})")
     if check.get("consensus_parser") is not None:

@@ -14,7 +14,7 @@ Nothing in it is a pickled object of ours, so loading a file never runs code fro
 
 An ensemble file carries further language models of the same shape as "members" (trained the same way,
 with other seeds, or reading right to left); parsing combines the distances of all of them. Perplexity is the first model's.
-A self-trained file (self_training.py) carries a span parser trained on its language model's trees; the span
+A self-trained file (student/train.py) carries a span parser trained on its language model's trees; the span
 parser then parses, and the language model gives perplexity and the distances of `--layer`.
 
 Training checkpoints use the same archive with `"format": "onlstm-checkpoint"` and the optimizer state,

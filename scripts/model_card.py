@@ -91,7 +91,7 @@ def main() -> None:
 
 
 def span_parser_rows(parser) -> list[str]:
-    """The rows of a self-trained file's span parser (onlstm_cli/span/model.py, self_training.py)."""
+    """The rows of a self-trained file's span parser (onlstm_cli/span/model.py, student/train.py)."""
     c, meta = parser.config, parser.meta
     train = meta.get("train", {})
     teachers = meta.get("teacher")

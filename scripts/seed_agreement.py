@@ -19,7 +19,7 @@ import itertools
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.induction.teachers import teacher_trees
-from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans
+from onlstm_cli.training.student.votes import auto_weight, left_branching_spans, right_branching_spans
 from onlstm_cli.text.corpus import read_corpus
 
 

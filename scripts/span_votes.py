@@ -19,7 +19,7 @@ from onlstm_cli.text.treebanks import read_gold
 from onlstm_cli.evaluation.metrics import evaluate
 from onlstm_cli.modelfile import load_model
 from onlstm_cli.induction.teachers import layer_trees, weighing_layer
-from onlstm_cli.training.votes import auto_weight, consensus_heights, vote
+from onlstm_cli.training.student.votes import auto_weight, consensus_heights, vote
 from onlstm_cli.text.corpus import read_corpus
 from onlstm_cli.trees import build_tree
 

@@ -92,7 +92,7 @@ def quiet_reporter():
 
 
 def tiny_train_config(**overrides):
-    from onlstm_cli.training.train import TrainConfig
+    from onlstm_cli.training.lm.train import TrainConfig
     options = dict(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01, seed=1, device="cpu",
                    threads=1, eval_batch_size=2)
     options.update(overrides)
@@ -109,7 +109,7 @@ def tiny_corpus(tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def tiny_model_path(tmp_path_factory, tiny_corpus) -> Path:
     """A tiny model trained for 2 epochs once per session (parse layer 2 of 3)."""
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.lm.train import train_model
     out = tmp_path_factory.mktemp("model") / "tiny.onlstm"
     train_model(tiny_corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=2),
                 valid=tiny_corpus["valid"], reporter=QuietReporter())

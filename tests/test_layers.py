@@ -106,3 +106,43 @@ def test_no_module_is_long_and_no_function_either(name):
     large = [node.name for node in ast.walk(ast.parse(source))
              if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 250]
     assert large == []
+
+
+# docs/layout.md's layers, lowest first: a module imports from its own layer and the ones below, never above.
+# Folders are named as `layer_of` reads them: onlstm_cli.text, onlstm_cli.training.lm, onlstm_cli.ensemble.
+LAYERS = [
+    {"errors", "config", "trees", "signals", "console", "files"},
+    {"text"},
+    {"fast"},
+    {"lm", "span"},
+    {"modelfile", "model_meta", "ensemble"},
+    {"induction"},
+    {"evaluation"},
+    {"training.run"},
+    {"training.lm"},
+    {"training.student"},
+    {"training", "training.recipe"},
+    {"pictures", "writers", "info", "api", "spacy_component"},
+    {"cli"},
+    {"__main__", ""},
+]
+
+
+def layer_of(name: str) -> int:
+    """The rank in LAYERS of module `name` (training's subfolders each a folder of their own)."""
+    parts = name.split(".")[1:]
+    key = ".".join(parts[:2]) if parts[:1] == ["training"] and len(parts) > 2 else ".".join(parts[:1])
+    ranks = [rank for rank, folders in enumerate(LAYERS) if key in folders]
+    assert ranks, f"{name}: its folder {key!r} is in no layer of LAYERS (docs/layout.md)"
+    return ranks[0]
+
+
+def test_every_import_points_down_the_layers_of_docs_layout():
+    upward = sorted(f"{name} → {target}" for name, targets in EDGES.items() for target in targets
+                    if layer_of(target) > layer_of(name))
+    assert upward == []
+
+
+def test_the_layer_checker_finds_an_import_that_points_up():
+    assert layer_of("onlstm_cli.training.student.votes") > layer_of("onlstm_cli.training.lm.train")
+    assert layer_of("onlstm_cli.text.vocab") < layer_of("onlstm_cli.modelfile") < layer_of("onlstm_cli.cli.app")

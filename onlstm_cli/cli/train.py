@@ -85,7 +85,7 @@ def holding(out: Path, make_folder: bool):
     """The run holds --out until it ends (files.output_lock): a second run on the same --out is refused, not left
     to replace it. Under torchrun the first process holds it. A language model's run makes --out's folder, as
     training does (run_checks.check_destination); the recipe refuses a folder that is not there."""
-    from onlstm_cli.training.distributed import launched_rank
+    from onlstm_cli.training.lm.distributed import launched_rank
     if launched_rank() != 0:
         return contextlib.nullcontext()
     if make_folder:
@@ -144,15 +144,15 @@ def train_language_models(o: dict):
     corpus, out, valid, resume, seeds, log = o["corpus"], o["out"], o["valid"], o["resume"], o["seeds"], \
         FirstLine(note, err_line)
     from onlstm_cli.errors import RankZeroFailed
-    from onlstm_cli.training.distributed import launched_rank
-    from onlstm_cli.training.train import LineReporter, NullReporter, train_model
-    from onlstm_cli.training.train_report import RichReporter
+    from onlstm_cli.training.lm.distributed import launched_rank
+    from onlstm_cli.training.lm.train import LineReporter, NullReporter, train_model
+    from onlstm_cli.training.lm.report import RichReporter
 
     main_process = launched_rank() == 0  # under torchrun, rank 0 speaks for the run
     reporter = NullReporter() if not main_process else RichReporter() if sys.stderr.isatty() else LineReporter()
     with SaysFirst(reporter, log) as reporter:
         if seeds > 1:
-            from onlstm_cli.training.recipe import run_recipe
+            from onlstm_cli.training.recipe.runner import run_recipe
             ratio = RECIPE_DEFAULTS["max_ppl_ratio"] if o["max_ppl_ratio"] is None else o["max_ppl_ratio"]
             result = run_recipe(corpus, out, valid, model_config, train_config, lm_options, seeds,
                                 o["right_branching"], resume, reporter, log=log, side_by_side=o["side_by_side"],
@@ -182,7 +182,7 @@ def check_train_files(corpus: Path, out: Path, valid: Path | None, resume: Path 
         raise UserError(f"--loss-log {loss_log} is a symbolic link; not writing through it (give the file it "
                         "points to)")
     from onlstm_cli.induction.models import model_inputs
-    from onlstm_cli.training.run_checks import checkpoint_path, run_outputs
+    from onlstm_cli.training.lm.checks import checkpoint_path, run_outputs
     teacher_files = [(f"--teacher {name}", path) for name in teachers for _, path in model_inputs(name)]
     outputs = [(name, path) for name, path in run_outputs(out)  # a resumed run rewrites the checkpoint it reads
                if resume is None or path != checkpoint_path(out) or not same_file(path, resume)]
@@ -289,7 +289,7 @@ def layer_list(text: str) -> tuple[int, ...]:
 
 
 def self_train_command(o: dict) -> None:
-    """`train --teacher`: the span parser of self_training.py, from `train`'s options (its locals)."""
+    """`train --teacher`: the span parser of student/train.py, from `train`'s options (its locals)."""
     corpus, out, valid, teachers, resume, seed, threads, second_round, teacher_layers = (
         o["corpus"], o["out"], o["valid"], o["teacher"], o["resume"], o["seed"], o["threads"], o["second_round"],
         o["teacher_layers"])
@@ -324,7 +324,7 @@ def self_train_command(o: dict) -> None:
         import torch
         torch.set_num_threads(threads)
     from onlstm_cli.induction.models import ModelCache, resolve_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     cache = ModelCache("cpu")
     loaded = [cache.get(resolve_model(name)) for name in teachers]
     result = self_train(corpus, out, loaded, valid, train=config, time_budget=budget, resume=resume,

@@ -1,4 +1,4 @@
-"""Teachers: what a model must give to vote in self-training (training/self_training.py) — its name, the
+"""Teachers: what a model must give to vote in self-training (training/student/train.py) — its name, the
 tokenizer it cuts text with, and its trees of a batch of sentences, one list of trees a voter.
 
 A language model votes with its layers' trees (each layer a voter: `OnlstmTeacher`); a self-trained file can vote

@@ -1,6 +1,6 @@
 """A span parser for self-training: a BiLSTM scores every span, CKY picks the best binary tree.
 
-Trained on an ON-LSTM's trees over plain text (self_training.py), it reads each sentence in both
+Trained on an ON-LSTM's trees over plain text (student/train.py), it reads each sentence in both
 directions at once, which a left-to-right language model cannot. The span representation is the
 fencepost difference of Stern et al. (2017): with f_k, b_k the forward and backward states at position k
 of `<eos> w1 … wn <eos>`, the span of words i+1 … j is [f_j − f_i ; b_(i+1) − b_(j+1)], scored by a

@@ -424,7 +424,7 @@ def test_train_resume_of_a_model_file_fails_cleanly(runner, tmp_path, tiny_model
 
 
 def test_train_interrupted_via_cli(runner, tmp_path, monkeypatch):
-    from onlstm_cli.training.train import LineReporter
+    from onlstm_cli.training.lm.train import LineReporter
 
     def interrupt(self, *args):
         raise KeyboardInterrupt
@@ -455,7 +455,7 @@ def test_train_unknown_tokenizer_is_a_user_error(runner, tmp_path):
 
 
 def test_rich_reporter_accepts_progress_calls():
-    from onlstm_cli.training.train_report import RichReporter
+    from onlstm_cli.training.lm.report import RichReporter
     reporter = RichReporter()
     with reporter:
         reporter.start_epoch(1, 100)

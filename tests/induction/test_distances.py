@@ -201,7 +201,7 @@ def test_parse_known_punctuation_is_fed(tmp_path, tiny_corpus):
     """Punctuation that is in the vocabulary (a --keep-punct model) is read by the model."""
     from conftest import TINY_MODEL, QuietReporter, tiny_train_config
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.lm.train import train_model
     out = tmp_path / "punct.onlstm"
     train_model(tiny_corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1), keep_punct=True,
                 reporter=QuietReporter())

@@ -69,7 +69,7 @@ def test_tree_heights_rebuild_every_tree_with_the_symmetric_rule():
 def student(tmp_path_factory, tiny_model_path, tiny_corpus) -> Path:
     from onlstm_cli.config import SelfTrainConfig
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     teacher = load_model(tiny_model_path)
     out = tmp_path_factory.mktemp("scaling") / "student.onlstm"
     self_train(tiny_corpus["train"], out, teacher, tiny_corpus["valid"],

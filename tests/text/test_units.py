@@ -151,7 +151,7 @@ def agglutinative_corpus(path, n=80, seed=0):
 @pytest.fixture(scope="module")
 def ngram_model(tmp_path_factory):
     from conftest import TINY_MODEL, QuietReporter, tiny_train_config
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.lm.train import train_model
     folder = tmp_path_factory.mktemp("units")
     train, valid = agglutinative_corpus(folder / "train.txt"), agglutinative_corpus(folder / "valid.txt", 20, 1)
     reporter = QuietReporter()
@@ -206,7 +206,7 @@ def _no_warning():
 def test_whole_words_are_the_default_and_units_words_asks_for_them(tmp_path, units):
     from conftest import TINY_MODEL, tiny_train_config
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.lm.train import train_model
     train = agglutinative_corpus(tmp_path / "train.txt")
     train_model(train, tmp_path / "w.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), max_vocab=20, lang="tr",
                 **({"units": units} if units else {}))
@@ -228,7 +228,7 @@ def test_a_student_of_an_ngram_teacher_reads_ngrams_and_parses_unseen_words(ngra
     from onlstm_cli.api import Parser
     from onlstm_cli.config import SelfTrainConfig
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     folder, _ = ngram_model
     teacher = load_model(folder / "m.onlstm")
     result = self_train(folder / "train.txt", tmp_path / "s.onlstm", [teacher], folder / "valid.txt", None,
@@ -272,8 +272,8 @@ def test_a_student_of_ngrams_learns_the_ngrams_of_words_its_whole_word_teacher_l
     from onlstm_cli.span.model import SpanParser
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.text.units import unit_rows
-    from onlstm_cli.training.self_training import self_train
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.student.train import self_train
+    from onlstm_cli.training.lm.train import train_model
     train, valid = agglutinative_corpus(tmp_path / "train.txt"), agglutinative_corpus(tmp_path / "valid.txt", 20, 1)
     train_model(train, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), valid=valid,
                 max_vocab=20, reporter=QuietReporter(), lang="tr", units="words")
@@ -307,8 +307,8 @@ def test_a_student_over_whole_words_reads_ngrams_where_its_text_has_many_rare_wo
     from onlstm_cli.config import DEFAULT_UNIT_BUCKETS
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import student_config
-    from onlstm_cli.training.train import train_model
+    from onlstm_cli.training.student.train import student_config
+    from onlstm_cli.training.lm.train import train_model
     rare = agglutinative_corpus(tmp_path / "train.txt")
     train_model(rare, tmp_path / "m.onlstm", dict(TINY_MODEL), tiny_train_config(epochs=1), max_vocab=20,
                 reporter=QuietReporter(), lang="tr", units="words")

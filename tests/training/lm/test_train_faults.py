@@ -11,17 +11,17 @@ from typer.testing import CliRunner
 
 import onlstm_cli.errors
 import onlstm_cli.modelfile as modelfile
-import onlstm_cli.training.run_checks
-import onlstm_cli.training.train
-import onlstm_cli.training.trainer
+import onlstm_cli.training.lm.checks
+import onlstm_cli.training.lm.train
+import onlstm_cli.training.lm.trainer
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli.commands import app
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, load_model, read_archive
 from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
-from onlstm_cli.training.train import TrainResult, checkpoint_path, should_average, train_model
-import onlstm_cli.training.run_clock
-from onlstm_cli.training.run_clock import RunClock
-from onlstm_cli.training.train_steps import annealings, learning_rate
+from onlstm_cli.training.lm.train import TrainResult, checkpoint_path, should_average, train_model
+import onlstm_cli.training.run.clock
+from onlstm_cli.training.run.clock import Budget, Clock
+from onlstm_cli.training.lm.steps import annealings, learning_rate
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_a_step_with_a_gradient_that_is_not_finite_is_skipped(corpus, tmp_path, 
 
 
 def test_a_validation_perplexity_that_is_not_finite_never_becomes_the_model(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float("nan"))
+    monkeypatch.setattr(onlstm_cli.training.lm.trainer, "evaluate_perplexity", lambda *a, **k: float("nan"))
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=1)
@@ -147,7 +147,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(onlstm_cli.training.run_checks.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(onlstm_cli.training.lm.checks.tempfile, "mkstemp", read_only)
     reporter = QuietReporter()
     with pytest.raises(TrainingError, match="cannot write --out .*: read-only file system"):
         train(corpus, tmp_path / "m.onlstm", reporter)
@@ -157,7 +157,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
 def test_too_little_disk_space_is_refused_before_training(corpus, tmp_path, monkeypatch):
     import collections
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(onlstm_cli.training.run_checks.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
+    monkeypatch.setattr(onlstm_cli.training.lm.checks.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
     with pytest.raises(TrainingError, match="not enough free space"):
         train(corpus, tmp_path / "m.onlstm")
 
@@ -257,7 +257,7 @@ def test_the_non_monotone_trigger():
 
 
 def test_ntasgd_averages_the_weights_once_validation_stalls_and_resumes_averaging(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(onlstm_cli.training.trainer, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
+    monkeypatch.setattr(onlstm_cli.training.lm.trainer, "should_average", lambda history, ppl, nonmono: len(history) >= 1)
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     result = train(corpus, out, reporter, epochs=3, optimizer="ntasgd", lr=1.0)
@@ -296,7 +296,7 @@ def test_the_learning_rate_is_divided_after_epochs_without_a_better_validation_p
 
 def test_an_annealed_run_trains_and_resumes_at_the_lower_rate(corpus, tmp_path, monkeypatch):
     rising = iter(range(100, 200))
-    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
+    monkeypatch.setattr(onlstm_cli.training.lm.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
     reporter = QuietReporter()
     out = tmp_path / "m.onlstm"
     train(corpus, out, reporter, epochs=3, optimizer="sgd", lr=1.0, lr_schedule="plateau", anneal_after=1)
@@ -325,10 +325,10 @@ def test_the_cosine_schedule_falls_from_the_rate_to_zero_over_the_run(corpus, tm
 
 def test_the_share_of_a_run_done_is_its_epochs_or_its_time_whichever_ends_it_first(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr(onlstm_cli.training.run_clock.time, "time", lambda: now[0])
-    clock = RunClock(seconds_before=0.0, time_budget=None, deadline=None, epoch_tokens=100, epochs=10)
+    monkeypatch.setattr(onlstm_cli.training.run.clock.time, "time", lambda: now[0])
+    clock = Clock(Budget(None), seconds_before=0.0, work=100, passes=10)
     assert clock.share_done(2.5) == 0.25 and clock.share_before(2.5) == 0.25
-    clock = RunClock(seconds_before=60.0, time_budget=600.0, deadline=None, epoch_tokens=100, epochs=10)
+    clock = Clock(Budget(600.0), seconds_before=60.0, work=100, passes=10)
     assert clock.share_before(0.5) == 0.1   # 60 of 600 seconds, before this run
     now[0] += 210.0
     assert clock.share_done(0.5) == pytest.approx(0.45)  # 270 of 600 seconds
@@ -339,7 +339,7 @@ def test_the_share_of_a_run_done_is_its_epochs_or_its_time_whichever_ends_it_fir
 
 def test_without_the_plateau_schedule_the_rate_stays(corpus, tmp_path, monkeypatch):
     rising = iter(range(100, 200))
-    monkeypatch.setattr(onlstm_cli.training.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
+    monkeypatch.setattr(onlstm_cli.training.lm.trainer, "evaluate_perplexity", lambda *a, **k: float(next(rising)))
     out = tmp_path / "m.onlstm"
     train(corpus, out, epochs=3, optimizer="sgd", lr=1.0, anneal_after=1)  # the constant schedule
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
@@ -350,7 +350,7 @@ def test_without_the_plateau_schedule_the_rate_stays(corpus, tmp_path, monkeypat
 
 def run_cli(args, monkeypatch=None, result=None):
     if monkeypatch is not None:
-        monkeypatch.setattr(onlstm_cli.training.train, "train_model", lambda *a, **k: result)
+        monkeypatch.setattr(onlstm_cli.training.lm.train, "train_model", lambda *a, **k: result)
     return CliRunner().invoke(app, args)
 
 
@@ -370,7 +370,7 @@ def test_the_checkpoint_interval_is_an_option(corpus, tmp_path, monkeypatch):
         Path(out).write_bytes(b"")
         return TrainResult(str(out), str(out) + ".ckpt", 1.0, None)
 
-    monkeypatch.setattr(onlstm_cli.training.train, "train_model", fake)
+    monkeypatch.setattr(onlstm_cli.training.lm.train, "train_model", fake)
     got = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm"),
                                    "--checkpoint-every", "2m"])
     assert got.exit_code == 0, got.output

@@ -1,4 +1,4 @@
-"""Who votes in the recipe's span parser stage (recipe.py), the record's words for the vote, and what the
+"""Who votes in the recipe's span parser stage (recipe/runner.py), the record's words for the vote, and what the
 student learned: how far its trees are from the trees a fixed branching rule gives (a student that only
 learned right-branching trees adds nothing to that rule, and a newcomer cannot tell otherwise)."""
 from __future__ import annotations
@@ -45,7 +45,7 @@ def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -
     from onlstm_cli.induction.teachers import teacher_trees
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_as_trained
-    from onlstm_cli.training.votes import left_branching_spans, right_branching_spans
+    from onlstm_cli.training.student.votes import left_branching_spans, right_branching_spans
     student = load_model(student_path)
     sentences = [s for s in read_as_trained(valid, student) if len(s) >= 3]  # shorter ones have one tree
     if not sentences:
@@ -79,6 +79,6 @@ def validation_votes(out: Path, voting: list[dict], valid: Path, self_train):
     votes. The checks read nothing of the training part: the validation text stands in for it, one sentence of
     it parsed."""
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.votes import votes_of
+    from onlstm_cli.training.student.votes import votes_of
     teachers = [load_model(out.with_name(t["path"])) for t in voting]
     return votes_of(teachers, valid, valid, self_train, lambda line: None, limit=1)

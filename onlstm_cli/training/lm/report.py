@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Protocol
 
+from onlstm_cli.training.run.clock import duration_text
+
 
 class Reporter(Protocol):
     def start_epoch(self, epoch: int, n_tokens: int) -> None: ...
@@ -76,17 +78,6 @@ class NullReporter:
         pass
 
 
-def duration_text(seconds: float) -> str:
-    """0.4 s, 45 s, 12.5 min, 58 min, 2.3 h: as exact as an estimate deserves."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 600:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def start_line(tokens: int, vocab_size: int, epochs: int, budget: float | None, spent: float = 0.0) -> str:
@@ -109,34 +100,14 @@ def start_lines(tokens: int, vocab_size: int, tc, spent: float, group) -> list[s
     return lines + [start_line(tokens, vocab_size, tc.epochs, tc.time_budget, spent)]
 
 
-def run_eta(tokens_left: int, epochs_after: int, epoch_tokens: int, tokens_per_s: float, validation_s: float,
-            budget_left: float | None) -> float:
-    """Seconds until the run ends: the rest of this epoch and the `epochs_after` whole epochs after it at this
-    rate, each ending with a validation as long as the latest, or the time budget left if that is less."""
-    rate = max(tokens_per_s, 1e-9)
-    seconds = tokens_left / rate + validation_s + epochs_after * (epoch_tokens / rate + validation_s)
-    return seconds if budget_left is None else min(seconds, budget_left)
 
 
-def estimate_line(tokens_per_s: float, epoch_tokens: int, epochs_done: float, epochs: int, eta_s: float,
-                  budget: float | None, budget_left: float | None) -> str:
-    """Once the first steps are timed: how long an epoch takes, how many epochs the run will reach (all of
-    them, or as many as the time budget gives) and when it ends."""
-    epoch_s = epoch_tokens / max(tokens_per_s, 1e-9)
-    head = f"at {tokens_per_s:,.0f} tokens/s an epoch takes about {duration_text(epoch_s)}"
-    reached = epochs if budget_left is None else min(epochs, epochs_done + budget_left / epoch_s)
-    if reached >= epochs:
-        within = f", within the time budget of {duration_text(budget)}" if budget is not None else ""
-        them = "the epoch ends" if epochs == 1 else f"the {epochs} epochs end"
-        return f"{head}: {them} in about {duration_text(eta_s)}{within}"
-    return f"{head}: time budget {duration_text(budget)}: about {reached:.1f} epochs, ending in about " \
-           f"{duration_text(eta_s)}"
 
 
 class RichReporter:
     """A live rich display of the training run (the CLI's on a terminal): epoch, loss, perplexity, tokens/s,
     the epoch's ETA and the run's. One row a run: this process's own, and (`row`) one a recipe's seed trained in
-    another process (side_by_side.py), its lines marked with the seed."""
+    another process (recipe/side_by_side.py), its lines marked with the seed."""
 
     live = True  # runs in other processes can report to it, a row each
 

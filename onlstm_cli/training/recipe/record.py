@@ -1,4 +1,4 @@
-"""The recipe's record, OUT.recipe.json (recipe.py): the options a rerun must repeat, the language models
+"""The recipe's record, OUT.recipe.json (recipe/runner.py): the options a rerun must repeat, the language models
 finished, the span parser once trained, and the wall time of each stage over all the recipe's runs; and the
 recipe's end (RecipeResult), the line that says what it made and what it left beside --out."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.training.recipe_files import LeftBeside, state_path
+from onlstm_cli.training.recipe.files import LeftBeside, state_path
 
 RECIPE_VERSION = 1
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read

@@ -1,4 +1,4 @@
-"""A student never below its teachers (training/student_check.py): measured against the teachers' consensus on the
+"""A student never below its teachers (training/student/check.py): measured against the teachers' consensus on the
 validation text, and the consensus parser shipped instead where the student is the worse."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
 from onlstm_cli.modelfile import load_model, read_archive
-from onlstm_cli.training import student_check
-from onlstm_cli.training.self_training import self_train
-from onlstm_cli.training.votes import left_branching_spans
+from onlstm_cli.training.student import check as student_check
+from onlstm_cli.training.student.train import self_train
+from onlstm_cli.training.student.votes import left_branching_spans
 
 
 @pytest.fixture

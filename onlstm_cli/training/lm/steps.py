@@ -16,8 +16,8 @@ from torch.nn.parallel import DistributedDataParallel
 from onlstm_cli.files import open_for_append
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.lm.model import ONLSTMLanguageModel
-from onlstm_cli.training.distributed import Group
-from onlstm_cli.training.train_setup import Plan
+from onlstm_cli.training.lm.distributed import Group
+from onlstm_cli.training.lm.setup import Plan
 
 
 class Decision(NamedTuple):

@@ -2,23 +2,23 @@
 
     stage 1   K ON-LSTM language models, seeds S, S+1, …, S+K−1, each trained as a plain `onlstm train`
               would (the same options), written beside --out as OUT.lm-seedS.onlstm (with .ckpt and .tokens)
-    stage 2   a span parser trained on the votes of their trees (self_training.py), written to --out; a model
+    stage 2   a span parser trained on the votes of their trees (student/train.py), written to --out; a model
               whose validation perplexity is far above the others' (a failed run) does not vote
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
 of several are not. The seeds train side by side, one process each with an equal share of the threads
-(side_by_side.py), all at once where that is at most two a core (no core waits for a last round), else in
+(recipe/side_by_side.py), all at once where that is at most two a core (no core waits for a last round), else in
 even rounds, and one a thread where --threads holds the run below the cores; with --side-by-side 1 they run
 one after another in this process.
 
-Time: --time-budget is for the whole recipe, over all its runs (recipe_time.py). The end: the span parser's
+Time: --time-budget is for the whole recipe, over all its runs (recipe/budget.py). The end: the span parser's
 trees of the validation text are compared with right- and left-branching trees, with a warning where they
-are nearly those (recipe_votes.py); the files only a resume needs are removed unless --keep-intermediate
-(recipe_files.py); the last line says what is left beside --out.
+are nearly those (recipe/voters.py); the files only a resume needs are removed unless --keep-intermediate
+(recipe/files.py); the last line says what is left beside --out.
 
 OUT.recipe.json records the options (rerunning the command with other options is refused, except a larger
 --time-budget, which extends the recipe: see `RecipeRun.extend`), the stages finished, each teacher's
-validation perplexity and the stage times (recipe_record.py); the final file's span-parser meta keeps the same
+validation perplexity and the stage times (recipe/record.py); the final file's span-parser meta keeps the same
 record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished
 language model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
 checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses
@@ -39,15 +39,15 @@ from pathlib import Path
 from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig, voter_weight
 from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
-from onlstm_cli.training import side_by_side
-from onlstm_cli.training.recipe_files import (check_names_free, held_out_split, leave_finished, lm_path,
+from onlstm_cli.training.recipe import side_by_side
+from onlstm_cli.training.recipe.files import (check_names_free, held_out_split, leave_finished, lm_path,
                                               recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
-from onlstm_cli.training.recipe_record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
+from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
                                                state_path)
-from onlstm_cli.training.recipe_time import RecipeClock, StageProgress
-from onlstm_cli.training.recipe_votes import (branching_agreement, branching_warning, validation_votes, vote_rule,
+from onlstm_cli.training.recipe.budget import RecipeClock, StageProgress
+from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
                                               voting_teachers, weight_text)
-from onlstm_cli.training.run_checks import check_destination, checkpoint_path
+from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
 
 # what callers and tests import from here
 __all__ = ["MAX_RECORD_BYTES", "RecipeResult", "RecipeRun", "RecipeState", "held_out_split", "lm_path",
@@ -191,7 +191,7 @@ class RecipeRun:
         state.save(self.out)
 
     def train_language_model(self, state: RecipeState, number: int, seed: int, models_left: int):
-        from onlstm_cli.training.train import train_model
+        from onlstm_cli.training.lm.train import train_model
         path = lm_path(self.out, seed)
         ckpt = checkpoint_path(path)
         resume = ckpt if ckpt.exists() else None
@@ -230,7 +230,7 @@ class RecipeRun:
         return jobs
 
     def train_language_models_side_by_side(self, state: RecipeState, pending: list[tuple[int, int]]) -> int:
-        """Stage 1 with one process a seed (side_by_side.py); returns the signal that stopped it, else 0.
+        """Stage 1 with one process a seed (recipe/side_by_side.py); returns the signal that stopped it, else 0.
         Each model is recorded as it ends, so an interruption loses none that finished."""
         slots = min(self.slots(), len(pending))
         threads = side_by_side.threads_each(slots, self.train_config.threads)
@@ -268,7 +268,7 @@ class RecipeRun:
 
     def train_span_parser(self, state: RecipeState):
         from onlstm_cli.modelfile import load_model
-        from onlstm_cli.training.self_training import self_train
+        from onlstm_cli.training.student.train import self_train
         voting, left_out, median = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
@@ -304,10 +304,10 @@ class RecipeRun:
     def check(self, state: RecipeState, votes) -> None:
         """After the span parser, each recorded as it ends (a rerun after an interruption does what is left): the
         student against its teachers' consensus on the validation text (the votes it learned), the consensus
-        parser shipped instead where the student is the worse (student_check.py); then the student's agreement
+        parser shipped instead where the student is the worse (student/check.py); then the student's agreement
         with right- and left-branching trees, into the record and the file's meta, with a warning where it is
         nearly one of them. `votes`: None where the span parser trained in an earlier run."""
-        from onlstm_cli.training.student_check import check_student
+        from onlstm_cli.training.student.check import check_student
         if "student_check" not in state.span_parser:
             voting, _, _ = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
             if votes is None:
@@ -380,7 +380,7 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
     (0: every one votes). `keep_intermediate`: a finished recipe keeps its checkpoints, token files and split.
     `started`: when the run began (time.monotonic()), which the time budget counts from; None: now (the
     `onlstm` command gives its own start, so that its start-up counts)."""
-    from onlstm_cli.training.train import LineReporter
+    from onlstm_cli.training.lm.train import LineReporter
     started = time.monotonic() if started is None else started
     corpus, out = Path(corpus), Path(out)
     recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.induction.parallel import usable_cores
-from onlstm_cli.training.train import LineReporter, train_model
+from onlstm_cli.training.lm.train import LineReporter, train_model
 from onlstm_cli.signals import StopSignals
 
 

@@ -2,7 +2,7 @@
 
 A teacher is anything with a name, a tokenizer and its voters' trees of a batch of sentences (induction/teachers.py):
 an ON-LSTM model file votes with its layers' trees as `onlstm parse` builds them. The span parser learns the share
-of the votes each span gets (training/votes.py); no gold tree is used: the epoch kept is the one with the lowest loss
+of the votes each span gets (training/student/votes.py); no gold tree is used: the epoch kept is the one with the lowest loss
 on the votes of the validation text. The file written is the host's language model (its vocabulary, tokenizer and
 layers, for perplexity and `--layer`) with the span parser beside it, which `parse` then uses by default
 (modelfile.py). An epoch-end checkpoint beside it lets an interrupted run resume.
@@ -24,8 +24,8 @@ from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
 from onlstm_cli.induction.teachers import Teacher, as_teacher
-from onlstm_cli.training.run_checks import check_destination, checkpoint_path
-from onlstm_cli.training.votes import Votes, votes_of
+from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
+from onlstm_cli.training.student.votes import Votes, votes_of
 from onlstm_cli.span.model import SpanParser, padded, padded_units, trainable_spans
 from onlstm_cli.signals import StopSignals
 
@@ -44,7 +44,7 @@ class SelfTrainResult:
     teacher_agreement: list | None = None  # with several teachers: each one's mean agreement with the others (%)
     right_branching: float = 0.0  # the right-branching voter's weight the run used (AUTO's included)
     left_branching: float = 0.0   # the left-branching voter's (AUTO, where the teachers lean left)
-    votes: Votes | None = None    # the teachers' votes it learned (student_check.py reads their validation part)
+    votes: Votes | None = None    # the teachers' votes it learned (student/check.py reads their validation part)
 
 
 def span_targets(spans: list[dict], batch: list[int], size: int) -> torch.Tensor:

@@ -13,7 +13,7 @@ from onlstm_cli.errors import OnlstmError
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.induction.teachers import teacher_trees
 from onlstm_cli.modelfile import atomic_save, load_model, read_archive
-from onlstm_cli.training.votes import Votes, consensus_targets
+from onlstm_cli.training.student.votes import Votes, consensus_targets
 
 
 @dataclass

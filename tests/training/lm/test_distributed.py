@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from conftest import REPO, TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.cli.commands import app
-from onlstm_cli.training.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
+from onlstm_cli.training.lm.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.training.train import checkpoint_path, train_model
+from onlstm_cli.training.lm.train import checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError
 
 pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),

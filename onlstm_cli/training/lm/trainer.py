@@ -17,13 +17,13 @@ from onlstm_cli.lm.model import ONLSTMLanguageModel
 from onlstm_cli.lm.perplexity import evaluate_perplexity
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.corpus import TokenColumns
-from onlstm_cli.training.distributed import Group, lost_peer
-from onlstm_cli.training.run_checks import checkpoint_path
-from onlstm_cli.training.run_files import RunFiles
-from onlstm_cli.training.run_clock import ESTIMATE_STEPS, RunClock
-from onlstm_cli.training.train_report import Reporter, start_lines
-from onlstm_cli.training.train_setup import Plan
-from onlstm_cli.training.train_steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
+from onlstm_cli.training.lm.distributed import Group, lost_peer
+from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.lm.files import RunFiles
+from onlstm_cli.training.run.clock import ESTIMATE_STEPS, Budget, Clock
+from onlstm_cli.training.lm.report import Reporter, start_lines
+from onlstm_cli.training.lm.setup import Plan
+from onlstm_cli.training.lm.steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
                                              make_optimizer, open_loss_log, RateSchedule, resumed_optimizer,
                                              should_average, window_length)
 
@@ -72,7 +72,7 @@ class Trainer:
 
     def __init__(self, model: ONLSTMLanguageModel, plan: Plan, data: TokenColumns, valid_data: torch.Tensor | None,
                  tc: TrainConfig, group: Group, device: torch.device, reporter: Reporter, out: Path,
-                 data_meta: dict, deadline: float | None = None):
+                 data_meta: dict, budget: Budget):
         self.raw_model = model.to(device)
         self.model = distributed_model(model, group, device)
         self.params = list(model.parameters())
@@ -83,7 +83,7 @@ class Trainer:
         self.global_batch = group.world_size * tc.batch_size
         self.epoch_tokens = data.rows * self.global_batch
         train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
-        self.clock = RunClock(self.state.seconds, tc.time_budget, deadline, self.epoch_tokens, tc.epochs)
+        self.clock = Clock(budget, self.state.seconds, self.epoch_tokens, tc.epochs)
         self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.clock.seconds)
         self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
         self.rate = RateSchedule(tc, self.state.history)
@@ -236,7 +236,7 @@ class Trainer:
         self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate,
                                self.clock.eta(rate, self.tokens_left(), s.epoch))
 
-    # --- how long the run takes (run_clock.py) ---------------------------------------------------------------
+    # --- how long the run takes (run/clock.py) ---------------------------------------------------------------
 
     def tokens_left(self) -> int:
         """Of the current epoch."""

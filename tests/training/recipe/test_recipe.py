@@ -38,7 +38,7 @@ def in_process(args: list[str]):
 def student_meta(out: Path) -> dict:
     """The meta of a recipe's span parser: at `out`, or beside it where the student check shipped the
     consensus parser there instead (its record says which)."""
-    from onlstm_cli.training.student_check import student_path
+    from onlstm_cli.training.student.check import student_path
     record = json.loads(out.with_name(f"{out.name}.recipe.json").read_text())
     shipped = (record.get("span_parser") or {}).get("student_check", {}).get("shipped", "student")
     student = out if shipped == "student" else student_path(out)
@@ -133,7 +133,7 @@ def test_a_finished_recipe_removes_what_only_a_resume_needs_and_says_what_it_lef
 
 
 def test_a_recipe_keeps_its_intermediate_files_when_asked_and_while_a_resume_needs_them(corpus, tmp_path):
-    from onlstm_cli.training.recipe_files import intermediate_files, leave_finished, split_paths
+    from onlstm_cli.training.recipe.files import intermediate_files, leave_finished, split_paths
     out = tmp_path / "k.onlstm"
     result = in_process(recipe_args(corpus, out, "--epochs", "1", "--side-by-side", "1", "--keep-intermediate"))
     assert result.exit_code == 0, result.stderr
@@ -161,7 +161,7 @@ def test_keep_intermediate_without_seeds_is_refused(corpus, tmp_path):
 
 def test_a_raised_budget_on_a_recipe_whose_checkpoints_were_removed_says_nothing_can_go_on(corpus, tmp_path):
     from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig
-    from onlstm_cli.training.recipe import RecipeRun, RecipeState
+    from onlstm_cli.training.recipe.runner import RecipeRun, RecipeState
     said = []
     run = RecipeRun(corpus, tmp_path / "x.onlstm", corpus, {}, TrainConfig(epochs=10, time_budget=20.0),
                     RecipeConfig(seeds=2), SelfTrainConfig(), {}, None, said.append)
@@ -187,7 +187,7 @@ def test_the_recipe_tells_how_far_its_span_parser_is_from_branching_trees(finish
 
 def test_a_student_of_nearly_branching_trees_is_warned_about():
     from onlstm_cli.config import RecipeConfig
-    from onlstm_cli.training.recipe_votes import branching_warning
+    from onlstm_cli.training.recipe.voters import branching_warning
     threshold = RecipeConfig.warn_branching_above
     assert branching_warning({"right": 97.0, "left": 2.0}, threshold).startswith(
         "warning: the span parser's trees of the validation text agree 97.0 (sentence F1) with right-branching trees")
@@ -197,7 +197,7 @@ def test_a_student_of_nearly_branching_trees_is_warned_about():
 
 
 def test_the_held_out_split_keeps_every_line_as_written_and_skips_blank_ones(tmp_path):
-    from onlstm_cli.training.recipe import held_out_split
+    from onlstm_cli.training.recipe.runner import held_out_split
     corpus = tmp_path / "raw.txt"
     lines = [f"sentence number {k} ." for k in range(45)]
     lines[7] = "caf\u00e9 \u732b ."
@@ -263,7 +263,7 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
     training and the most the stage and the whole recipe can still take (here: a budget of 60 s). Each record
     saved as a model ends holds the stage's time so far, so a kill -9 later loses none of it."""
     from onlstm_cli.config import TrainConfig
-    from onlstm_cli.training.recipe import RecipeState, run_recipe
+    from onlstm_cli.training.recipe.runner import RecipeState, run_recipe
     from onlstm_cli.text.tokenizers import Tokenizer
     said, saved = [], []
     save = RecipeState.save
@@ -322,7 +322,7 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
 
 @pytest.mark.parametrize("damage", ["not json", "too large"])
 def test_a_damaged_or_oversized_recipe_record_is_refused_in_one_line(tmp_path, corpus, damage):
-    from onlstm_cli.training.recipe import MAX_RECORD_BYTES
+    from onlstm_cli.training.recipe.runner import MAX_RECORD_BYTES
     out = tmp_path / "d.onlstm"
     record = tmp_path / "d.onlstm.recipe.json"
     if damage == "not json":
@@ -472,7 +472,7 @@ def teacher_records(*ppls):
 def test_a_language_model_far_above_the_median_perplexity_does_not_vote(ppls, ratio, left_out):
     import statistics
 
-    from onlstm_cli.training.recipe import voting_teachers
+    from onlstm_cli.training.recipe.runner import voting_teachers
     teachers = teacher_records(*ppls)
     voting, out, median = voting_teachers(list(reversed(teachers)), ratio)
     assert [t["seed"] for t in out] == left_out
@@ -596,7 +596,7 @@ def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finis
 def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
     """print() writes a line and its newline in two calls: another process's line between them must not be glued
     to it, so each line reaches the shared stderr in one write, with its seed in front."""
-    from onlstm_cli.training.side_by_side import _SeedStream
+    from onlstm_cli.training.recipe.side_by_side import _SeedStream
 
     class Recorder:
         def __init__(self):
@@ -621,7 +621,7 @@ def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
 
 
 def test_side_by_side_shares_the_threads_and_the_budget_in_rounds(monkeypatch):
-    from onlstm_cli.training import side_by_side
+    from onlstm_cli.training.recipe import side_by_side
     monkeypatch.setattr(side_by_side, "usable_cores", lambda: 8)
     assert side_by_side.slots(3, None, "cpu", None) == 3      # all at once, at most K
     assert side_by_side.slots(3, 2, "cpu", None) == 2         # --threads below the cores: one a thread
@@ -641,8 +641,8 @@ def test_the_recipe_clock_counts_every_run_and_gives_the_span_parser_what_is_lef
     """Issue 41 item 10: the budget is the whole recipe's over its resumed runs. What the record says earlier runs
     spent is taken from the stage left, and the span parser gets the rest, what the language models' stage
     took beyond its share taken from it (tolerances: the few milliseconds this test itself takes)."""
-    from onlstm_cli.training.recipe_record import RecipeState
-    from onlstm_cli.training.recipe_time import RecipeClock
+    from onlstm_cli.training.recipe.record import RecipeState
+    from onlstm_cli.training.recipe.budget import RecipeClock
     state = RecipeState({}, stage_seconds={"language_models": 40.0})
     clock = RecipeClock(60.0, 0.75, seeds=2, slots=1)
     assert clock.lm_budget() == pytest.approx(22.5)  # 45 s of models, one at a time
@@ -662,7 +662,7 @@ def test_the_recipe_clock_counts_every_run_and_gives_the_span_parser_what_is_lef
 def test_the_recipe_counts_the_start_up_of_its_command(corpus, tmp_path, monkeypatch):
     """`onlstm train --seeds K` gives the recipe the moment the command began, so that its start-up (torch's
     import) is inside --time-budget; a Python caller's recipe counts from its call."""
-    import onlstm_cli.training.recipe as recipe_module
+    import onlstm_cli.training.recipe.runner as recipe_module
     from onlstm_cli.cli.commands import main
     seen = {}
     monkeypatch.setattr(recipe_module, "run_recipe", lambda *args, **kwargs: seen.update(kwargs) or sys.exit(0))

@@ -1,4 +1,4 @@
-"""The files a recipe (recipe.py) writes beside --out, and what it leaves there once it has finished.
+"""The files a recipe (recipe/runner.py) writes beside --out, and what it leaves there once it has finished.
 
 Beside OUT: each language model, OUT.lm-seedS.onlstm, with its checkpoint (.ckpt) and the corpus as its ids
 (.tokens); the span parser's checkpoint, OUT.ckpt; without --valid, the held-out split, OUT.recipe-train.txt
@@ -19,7 +19,7 @@ from pathlib import Path
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.files import bounded_lines, lock_path
 from onlstm_cli.modelfile import atomic_file, glob_escape
-from onlstm_cli.training.run_checks import checkpoint_path, run_outputs, token_file_path
+from onlstm_cli.training.lm.checks import checkpoint_path, run_outputs, token_file_path
 
 RECORD_SUFFIX = ".recipe.json"
 
@@ -47,7 +47,7 @@ def recipe_outputs(out: Path, seeds: list[int], held_out: bool) -> list[tuple[st
     """Every file a recipe writes, replaces or removes, each as (what the user calls it, path), for
     files.check_outputs against its inputs: --out and its checkpoint, each language model's files, the
     held-out split (where the recipe makes it), the record, the files the student check writes, and the locks."""
-    from onlstm_cli.training.student_check import consensus_path, student_path
+    from onlstm_cli.training.student.check import consensus_path, student_path
     files = run_outputs(out)
     for seed in seeds:
         files += run_outputs(lm_path(out, seed), f"the recipe's language model of seed {seed}")

@@ -10,8 +10,8 @@ from typing import Callable
 import torch
 
 from onlstm_cli import __version__
-from onlstm_cli.training.run_checks import checkpoint_path
-from onlstm_cli.training.train_setup import Plan
+from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.lm.setup import Plan
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, model_archive, save_model
 from onlstm_cli.errors import ModelFileError
 

@@ -1,4 +1,4 @@
-"""The recipe's clock (recipe.py): --time-budget B is for the whole recipe, counted in wall time over all its
+"""The recipe's clock (recipe/runner.py): --time-budget B is for the whole recipe, counted in wall time over all its
 runs (a resumed or extended recipe included), as the record keeps it: every second of a run is counted
 toward a stage (`count`), saved with the record, so a rerun knows what the earlier runs spent.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from onlstm_cli.training import side_by_side
+from onlstm_cli.training.recipe import side_by_side
 
 
 @dataclass

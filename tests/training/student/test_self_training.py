@@ -10,7 +10,7 @@ import torch
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
 from onlstm_cli.errors import ModelFileError, TrainingError
 from onlstm_cli.modelfile import load_model
-from onlstm_cli.training.self_training import self_train
+from onlstm_cli.training.student.train import self_train
 from onlstm_cli.span.model import SpanParser, cky, split_heights, trainable_spans
 from onlstm_cli.trees import build_tree, tree_spans
 
@@ -68,7 +68,7 @@ def test_span_scores_of_a_sentence_do_not_depend_on_the_batch_padding():
 @pytest.fixture(scope="module")
 def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     out = tmp_path_factory.mktemp("student") / "student.onlstm"
     self_train(tiny_corpus["train"], out, load_model(tiny_model_path), tiny_corpus["valid"],
                SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=16,
@@ -130,7 +130,7 @@ def test_evaluate_scores_the_span_parser_beside_the_language_models_layers(stude
 
 def test_training_resumes_after_its_last_whole_epoch(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     config = SpanParserConfig(vocab_size=len(load_model(tiny_model_path).vocab), emb_size=20, hidden_size=8,
                               mlp_size=8)
     out = tmp_path / "s.onlstm"
@@ -202,7 +202,7 @@ def test_seed_spread_scores_each_file_as_evaluate_does(student_path, tiny_model_
 def test_several_teachers_vote_on_each_span(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.votes import teacher_spans
+    from onlstm_cli.training.student.votes import teacher_spans
     first, second = load_model(tiny_model_path), load_model(tiny_model_path)
     second.parse_layer = 3  # another tree for many sentences
     sentences = read_corpus(tiny_corpus["valid"], first.tokenizer)
@@ -334,7 +334,7 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
 
 def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
@@ -348,7 +348,7 @@ def test_resume_into_another_run_is_refused_before_the_teachers_parse(student_pa
                                                                       tmp_path):
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
     lines = []
@@ -385,7 +385,7 @@ def test_sigterm_during_self_training_checkpoints_and_says_how_to_resume(model, 
 def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.distances import sentence_distances
-    from onlstm_cli.training.votes import teacher_spans
+    from onlstm_cli.training.student.votes import teacher_spans
     student = load_model(student_path)
     sentences = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "saw", "the", "bird", "near", "a", "tree"]]
     own = sentence_distances(student, sentences)  # the span parser's split heights
@@ -397,7 +397,7 @@ def test_a_second_round_teaches_with_the_span_parsers_trees(student_path):
 
 
 def test_the_auto_branching_weight_follows_the_teachers_agreement_with_each_shape():
-    from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans
+    from onlstm_cli.training.student.votes import auto_weight, left_branching_spans, right_branching_spans
     lengths = [4, 6, 9]
     right = [right_branching_spans(n) for n in lengths]
     left = [left_branching_spans(n) for n in lengths]
@@ -436,7 +436,7 @@ def test_a_voter_weight_that_is_not_one_is_refused(given):
 
 def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.votes import votes_of
+    from onlstm_cli.training.student.votes import votes_of
     chinese = tmp_path / "zh.txt"
     chinese.write_text("我们 都 爱 和平 。\n他 喜欢 北京 。\n" * 5, encoding="utf-8")
     lines = []
@@ -447,7 +447,7 @@ def test_a_teacher_that_cannot_read_the_corpus_is_warned_about(tiny_model_path, 
 def test_consensus_targets_are_the_tree_with_the_most_votes_beyond_a_half():
     """--targets tree: each sentence's target is the binary tree whose spans' (share − ½) sum highest, every
     one of its spans 1; sentences of several lengths in batches smaller than the corpus."""
-    from onlstm_cli.training.votes import consensus_targets, vote
+    from onlstm_cli.training.student.votes import consensus_targets, vote
     rng = random.Random(7)
     lengths = [6, 3, 5, 1, 6, 4]
     trees = [[set(rng.choice(list(all_binary_span_sets(0, n)))) - {(0, n)} for n in lengths] for _ in range(3)]
@@ -472,7 +472,7 @@ def test_student_units_are_an_option_of_a_span_parser_only(runner, tiny_corpus, 
 
 
 def test_consensus_targets_drop_a_minority_teachers_spans():
-    from onlstm_cli.training.votes import consensus_targets, vote
+    from onlstm_cli.training.student.votes import consensus_targets, vote
     majority, minority = {(0, 2), (2, 5), (3, 5)}, {(1, 5), (1, 4), (2, 4)}
     targets = consensus_targets(vote([[majority], [majority], [minority]], [5]), [5])
     assert targets == [dict.fromkeys(majority, 1.0)]
@@ -490,7 +490,7 @@ def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tm
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.teachers import as_teacher
-    from onlstm_cli.training.self_training import check_resumable, run_identity
+    from onlstm_cli.training.student.train import check_resumable, run_identity
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=16, mlp_size=16)
 
@@ -517,7 +517,7 @@ def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corp
 
 def test_a_student_of_two_layers_counts_each_layer_as_a_voter(tiny_model_path, tiny_corpus, tmp_path):
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.self_training import self_train
+    from onlstm_cli.training.student.train import self_train
     teacher = load_model(tiny_model_path)
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
@@ -560,7 +560,7 @@ def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alon
     The layers' trees are shaped here (the parse layer branches right, layer 3 left) so that the two readings
     differ on any machine; a tiny model's own trees may give both readings the same weight."""
     from onlstm_cli.induction import teachers as teachers_module
-    from onlstm_cli.training.votes import auto_weight, left_branching_spans, right_branching_spans, votes_of
+    from onlstm_cli.training.student.votes import auto_weight, left_branching_spans, right_branching_spans, votes_of
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_corpus
 
@@ -599,7 +599,7 @@ def test_a_new_teacher_family_is_a_class_with_a_name_a_tokenizer_and_trees(tiny_
     """The Teacher seam (induction/teachers.py): a model family that is no ON-LSTM votes beside one by giving its
     name, its tokenizer and its voters' trees; self-training learns from its votes without knowing what it is."""
     from onlstm_cli.induction.teachers import Teacher
-    from onlstm_cli.training.votes import left_branching_spans, votes_of
+    from onlstm_cli.training.student.votes import left_branching_spans, votes_of
 
     class LeftBranchingTeacher:  # a toy family: every sentence's left-branching tree, a single voter
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
@@ -635,7 +635,7 @@ def test_a_model_file_of_an_unknown_kind_is_refused_in_one_line(tiny_model_path,
 
 
 def test_votes_can_hold_a_left_branching_voter():
-    from onlstm_cli.training.votes import left_branching_spans, vote
+    from onlstm_cli.training.student.votes import left_branching_spans, vote
     teacher = [{(1, 4)}]  # one teacher, one sentence of four words
     votes = vote([teacher], [4], left_branching=1.0)[0]
     assert votes[(1, 4)] == pytest.approx(0.5)  # the teacher's span: one vote of two
@@ -650,7 +650,7 @@ def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path,
     right, the paper's split stays."""
     from onlstm_cli.induction import teachers as teachers_module
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.training.votes import left_branching_spans, right_branching_spans, votes_of
+    from onlstm_cli.training.student.votes import left_branching_spans, right_branching_spans, votes_of
     shapes = {"left": {"paper": right_branching_spans, "symmetric": left_branching_spans},
               "right": {"paper": right_branching_spans, "symmetric": right_branching_spans}}
     for lean, expected in (("left", "symmetric"), ("right", "paper")):
@@ -679,7 +679,7 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
     """A --keep-punct language model learned from text with its punctuation: its student does too."""
     import dataclasses
 
-    from onlstm_cli.training.votes import left_branching_spans, votes_of
+    from onlstm_cli.training.student.votes import left_branching_spans, votes_of
 
     class LeftBranchingTeacher:
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
@@ -698,7 +698,7 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
 def test_a_short_budget_bounds_the_teachers_parse_to_the_sentences_parsed_in_it(tiny_loaded, tmp_path, monkeypatch):
     import time as clock
     from conftest import write_corpus
-    from onlstm_cli.training import votes
+    from onlstm_cli.training.student import votes
     monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
     corpus, valid = write_corpus(tmp_path / "c.txt", 40), write_corpus(tmp_path / "v.txt", 8, seed=1)
     full = votes.votes_of([tiny_loaded], corpus, valid, SelfTrainConfig(), lambda line: None)

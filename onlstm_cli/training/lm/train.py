@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -21,12 +22,13 @@ from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, TrainConfig
 from onlstm_cli.text.tokenizers import Tokenizer
-from onlstm_cli.training.distributed import Group, process_group
-from onlstm_cli.training.run_checks import check_destination, check_free_space, checkpoint_path, reconcile_best
-from onlstm_cli.training.train_report import LineReporter, NullReporter, Reporter
-from onlstm_cli.training.train_setup import Plan, make_plan, training_columns, validation_data
-from onlstm_cli.training.train_steps import should_average
-from onlstm_cli.training.trainer import Trainer, TrainResult
+from onlstm_cli.training.lm.distributed import Group, process_group
+from onlstm_cli.training.lm.checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter
+from onlstm_cli.training.lm.setup import Plan, make_plan, training_columns, validation_data
+from onlstm_cli.training.lm.steps import should_average
+from onlstm_cli.training.lm.trainer import Trainer, TrainResult
+from onlstm_cli.training.run.clock import Budget
 from onlstm_cli.trees import SPLIT_RULES
 
 # what callers import from here: train_model and its result, the reporters, the checkpoint's path
@@ -59,17 +61,20 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                 keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
                 parse_layer: int | None = None, resume: str | Path | None = None,
                 reporter: Reporter | None = None, split: str | None = None,
-                deadline: float | None = None, units: str = DEFAULT_UNITS,
+                budget: Budget | None = None, units: str = DEFAULT_UNITS,
                 unit_buckets: int = DEFAULT_UNIT_BUCKETS) -> TrainResult:
     """Train (or resume training) an ON-LSTM LM; `out` holds the best model by validation perplexity.
     `parse_layer` and `split` are what the model file parses with by default (None: the middle layer, and
     `default_split(lang)`); a resumed run keeps its checkpoint's. `units`: words, ngrams (every word also read by
-    its character n-grams, text/units.py), or auto (n-grams where the corpus has many rare words). `deadline`: a time (time.time()) the run
-    stops at even where its time budget has more (a recipe's stage ends there, the run's set-up inside it).
+    its character n-grams, text/units.py), or auto (n-grams where the corpus has many rare words). `budget`: the run's time (run/clock.py):
+    its seconds over all its runs (default: `train_config.time_budget`), and where it has one, a time it stops at
+    even where its seconds have more (a recipe's stage ends there, the run's set-up inside it).
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
     """
     tc = train_config or TrainConfig()
+    budget = Budget(tc.time_budget) if budget is None else budget
+    tc = replace(tc, time_budget=budget.seconds)  # what the model's record says: the budget's own seconds
     if tc.optimizer not in OPTIMIZERS:
         raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
     if split is not None and split not in SPLIT_RULES:  # else only reading the trained file would find it
@@ -104,7 +109,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
                      "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"}
-        trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, deadline)
+        trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, budget)
         try:
             return trainer.run()
         finally:
