@@ -258,10 +258,9 @@ def span_parser_rows(span: dict) -> list[tuple[str, str]]:
         rows.append(("trained", f"{count(span['epochs'], 'epoch')}{took}{loss}"))
     recipe = span.get("self_training_recipe")
     if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe/runner.py)
-        teachers = ", ".join(f"seed {t.get('seed')} (valid ppl {t.get('valid_ppl')}, {count(t.get('epochs'), 'epoch')}"
-                             + ("; no vote: a failed run" if t.get("votes") is False else "") + ")"
-                             for t in recipe["teachers"] if isinstance(t, dict))
-        rows += [("made by", f"recipe (train --seeds {len(recipe['teachers'])}): {teachers}"),
+        teachers = ", ".join(teacher_text(t) for t in recipe["teachers"] if isinstance(t, dict))
+        seeds = recipe.get("seeds") if isinstance(recipe.get("seeds"), list) else recipe["teachers"]
+        rows += [("made by", f"recipe (train --seeds {len(seeds)}): {teachers}"),
                  ("votes", str(recipe.get("votes") or "-")),
                  ("times", f"stage times: {stage_times(recipe, span)}")]
         if isinstance(recipe.get("student_check"), dict):
@@ -285,6 +284,15 @@ def student_check_text(check: dict) -> str:
         text += (f"; the consensus parser {figure(check.get('consensus_parser'))}: the recipe shipped the "
                  f"{check.get('shipped')}")
     return text
+
+
+def teacher_text(teacher: dict) -> str:
+    """One teacher of a recipe: its family (where not an ON-LSTM), seed, health and epochs."""
+    family = str(teacher.get("family") or "onlstm")
+    health = (f"valid ppl {teacher.get('valid_ppl')}" if family == "onlstm" else
+              f"{family} model, health {teacher.get('health')}")
+    return (f"seed {teacher.get('seed')} ({health}, {count(teacher.get('epochs'), 'epoch')}"
+            + ("; no vote: a failed run" if teacher.get("votes") is False else "") + ")")
 
 
 def stage_times(recipe: dict, span: dict) -> str:

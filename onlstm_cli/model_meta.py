@@ -72,7 +72,8 @@ TRAIN_META = {"batch_size": int, "eval_batch_size": int, "world_size": int, "glo
 LM_META = {"data": {"corpus": str, "valid": str, "train_tokens": int}, "train": TRAIN_META, "epochs": NUMBER,
            "valid_ppl": NUMBER, "seconds": NUMBER, "created": str, "onlstm_version": str,
            "history": [{"epoch": NUMBER, "valid_ppl": NUMBER, "seconds": NUMBER}]}
-RECIPE_META = {"teachers": [{"seed": int, "valid_ppl": NUMBER, "epochs": NUMBER, "seconds": NUMBER}],
+RECIPE_META = {"teachers": [{"family": str, "seed": int, "valid_ppl": NUMBER, "health": NUMBER, "epochs": NUMBER,
+                             "seconds": NUMBER}],
                "seeds": list, "votes": str, "time_budget": NUMBER, "lm_share": NUMBER,
                "stage_seconds": {...: NUMBER}}
 SPAN_PARSER_META = {"teacher": (str, list), "corpus": str, "valid": str, "train": dict, "onlstm_version": str,

@@ -24,11 +24,41 @@ class Teacher(Protocol):
     tokenizer: Tokenizer   # how it cuts text into words: every teacher of a run must cut alike
     weighing: int          # which of its voters stands for it where one tree a teacher is read (agreement, auto)
 
+    host: object           # a loaded ON-LSTM model file the student can be written into (its vocabulary), or None
+
     def voter_trees(self, sentences: Sequence[Sequence[str]], batch_size: int = 64,
                     model_tokens: bool = True) -> list[list[Spans]]:
         """Each voter's constituents of each sentence (normalized words): one list of span sets a voter.
         `model_tokens`: the words are the teacher's own tokenizer's cut (training text), not a treebank's."""
         ...
+
+    def coverage_warning(self, sentences: Sequence[Sequence[str]]) -> str | None:
+        """Why this teacher cannot read the text (a Chinese model on English text), or None."""
+        ...
+
+    @property
+    def split(self) -> str | None:
+        """The split rule (trees.SPLIT_RULES) its trees are built with; None where they are not split distances."""
+        ...
+
+    def use_split(self, rule: str) -> None:
+        """Build its trees with split rule `rule` from now on (only where `split` is not None)."""
+        ...
+
+
+class TeacherBase:
+    """What a teacher family need not write: no host file, no layers, no coverage warning, no split rule."""
+    host = None
+    weighing = 0
+    layers: tuple = ()  # the layers whose trees vote, for a family whose models have layers
+
+    def coverage_warning(self, sentences) -> str | None:
+        return None
+
+    split = None
+
+    def use_split(self, rule: str) -> None:
+        raise TypeError(f"{self.name} builds no trees from distances: it has no split rule")
 
 
 def layer_trees(teacher, sentences: Sequence[Sequence[str]], layers: tuple[int, ...], batch_size: int = 64,
@@ -63,30 +93,44 @@ def weighing_layer(teacher, layers: tuple[int, ...]) -> int:
     return teacher.parse_layer if teacher.parse_layer in layers else layers[0]
 
 
-class OnlstmTeacher:
+class OnlstmTeacher(TeacherBase):
     """An ON-LSTM language model (a loaded model file) voting with the trees of some of its layers, each built
     with the model's split rule."""
 
-    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0):
-        self.loaded = loaded
+    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0, by_span_parser: bool = False):
+        self.host = loaded
         self.name, self.tokenizer = str(loaded.path), loaded.tokenizer
         self.layers = voting_layers(loaded, layers, extra_layers)
         self.weighing = self.layers.index(weighing_layer(loaded, self.layers))
+        self.by_span_parser = by_span_parser
 
     def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
-        return layer_trees(self.loaded, sentences, self.layers, batch_size=batch_size, model_tokens=model_tokens)
+        return layer_trees(self.host, sentences, self.layers, batch_size=batch_size, model_tokens=model_tokens)
+
+    def coverage_warning(self, sentences) -> str | None:
+        from onlstm_cli.text.coverage import coverage_warning
+        return coverage_warning(self.host, sentences, Path(self.name).name, by_span_parser=self.by_span_parser)
+
+    @property
+    def split(self) -> str | None:
+        return self.host.split
+
+    def use_split(self, rule: str) -> None:
+        self.host.split = rule
 
 
-class SpanParserTeacher:
+class SpanParserTeacher(OnlstmTeacher):
     """A self-trained file voting with its span parser's trees (a second round of self-training); a file without
     a span parser votes with its language model's parse layer."""
 
     def __init__(self, loaded):
-        self.loaded = loaded
-        self.name, self.tokenizer, self.weighing = str(loaded.path), loaded.tokenizer, 0
+        super().__init__(loaded, by_span_parser=True)
+        self.layers, self.weighing = (), 0
 
     def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
-        return [teacher_trees(self.loaded, sentences, batch_size, model_tokens, span_parsers=True)]
+        return [teacher_trees(self.host, sentences, batch_size, model_tokens, span_parsers=True)]
+
+    split = None  # its span parser's trees are its own
 
 
 def teacher_trees(teacher, sentences: Sequence[Sequence[str]], batch_size: int = 64, model_tokens: bool = True,

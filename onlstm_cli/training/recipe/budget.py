@@ -1,42 +1,38 @@
-"""The recipe's clock (recipe/runner.py): --time-budget B is for the whole recipe, counted in wall time over all its
-runs (a resumed or extended recipe included), as the record keeps it: every second of a run is counted
-toward a stage (`count`), saved with the record, so a rerun knows what the earlier runs spent.
+"""The recipe's plan of its time (recipe/runner.py): its Budget B (run/clock.py, from the command's start) is for
+the whole recipe, counted in wall time over all its runs (a resumed or extended recipe included), as the record
+keeps it: every second of a run is counted toward a stage (`count`), saved with the record, so a rerun knows what
+the earlier runs spent.
 
-The language models get `lm_share` × B; the models that train at once share it out in rounds, each round a
-wall-clock deadline (the processes' start-up and the models' set-up inside it), and each model also no more
-than lm_share × B / ⌈K / side-by-side⌉ of its own training (counted over its resumed runs, as plain training
-counts it). The span parser stage gets the rest, B minus what the recipe has spent: the teachers' parse
+The teachers (every family's models) get `lm_share` × B; the models that train at once share it out in rounds,
+each round a wall-clock deadline (the processes' start-up and the models' set-up inside it), and each model also
+no more than lm_share × B / ⌈K / side-by-side⌉ of its own training (counted over its resumed runs, as plain
+training counts it). The span parser stage gets the rest, B minus what the recipe has spent: the teachers' parse
 included, and the time the language models' stage took beyond its share taken from it.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from onlstm_cli.training.recipe import side_by_side
+from onlstm_cli.training.run.clock import Budget
 
 
-@dataclass
-class RecipeClock:
-    budget: float | None              # B, seconds; None: no limit
-    lm_share: float
-    seeds: int
-    slots: int
-    started: float = field(default_factory=time.monotonic)
-    counted_until: float = 0.0        # the end of the time already counted toward a stage
+class StagePlan:
+    """The recipe's `budget` shared out between its stages: `teachers` models (every family's), `slots` at once."""
 
-    def __post_init__(self):
-        self.counted_until = self.counted_until or self.started
+    def __init__(self, budget: Budget, lm_share: float, teachers: int, slots: int):
+        self.budget, self.lm_share, self.seeds, self.slots = budget.seconds, lm_share, teachers, slots
+        self.started = self.counted_until = budget.started  # the end of the time already counted toward a stage
 
     def count(self, state, stage: str) -> None:
         """The time since the last count, into `stage`'s wall time in the record (saved with it)."""
-        now = time.monotonic()
+        now = time.time()
         state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + now - self.counted_until
         self.counted_until = now
 
     def spent(self, state) -> float:
         """The recipe's wall time so far, over all its runs."""
-        return sum(state.stage_seconds.values()) + time.monotonic() - self.counted_until
+        return sum(state.stage_seconds.values()) + time.time() - self.counted_until
 
     def lm_budget(self) -> float | None:
         """Each language model's own training time at most, over its resumed runs."""
@@ -47,7 +43,7 @@ class RecipeClock:
     def stage_one_left(self, state) -> float | None:
         if self.budget is None:
             return None
-        uncounted = time.monotonic() - self.counted_until  # this run's time before the stage counts toward it
+        uncounted = time.time() - self.counted_until  # this run's time before the stage counts toward it
         return max(0.0, self.budget * self.lm_share - state.stage_seconds.get("language_models", 0.0) - uncounted)
 
     def lm_deadlines(self, state, models: int) -> list[float | None]:
@@ -87,17 +83,20 @@ class StageProgress:
     """The recipe's own line every `every` seconds while its language models train side by side, where each
     process's lines say only how its own model goes: the stage, the seeds training, the time left."""
 
-    def __init__(self, clock: RecipeClock, state, seeds: int, every: float, log):
+    def __init__(self, clock: StagePlan, state, seeds: int, every: float, log):
         self.clock, self.state, self.seeds, self.every, self.log = clock, state, seeds, every, log
         self.started = self.last = time.monotonic()
 
-    def tick(self, training: list[int], waiting: int) -> None:
+    def tick(self, training: list, waiting: int) -> None:
+        """`training`: the jobs (families.TeacherJob) training now."""
         now = time.monotonic()
         if now - self.last < self.every:
             return
         self.last = now
+        seeds = (f"seed{'s' if len(training) > 1 else ''} {', '.join(str(job.seed) for job in training)}"
+                 if all(job.family.name == "onlstm" for job in training) else ", ".join(j.label for j in training))
         text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.seeds} language models done, "
-                f"training seed{'s' if len(training) > 1 else ''} {', '.join(map(str, training))}"
+                f"training {seeds}"
                 + (f", {waiting} waiting" if waiting else "")
                 + f"; {(now - self.started) / 60:.1f} min in this stage")
         stage_left = self.clock.stage_one_left(self.state)

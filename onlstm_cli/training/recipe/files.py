@@ -43,14 +43,15 @@ def split_paths(out: Path) -> dict[str, Path]:
     return {name: out.with_name(f"{out.stem}.recipe-{name}.txt") for name in ("train", "valid")}
 
 
-def recipe_outputs(out: Path, seeds: list[int], held_out: bool) -> list[tuple[str, Path]]:
+def recipe_outputs(out: Path, teachers: list[tuple[str, Path]], held_out: bool) -> list[tuple[str, Path]]:
     """Every file a recipe writes, replaces or removes, each as (what the user calls it, path), for
     files.check_outputs against its inputs: --out and its checkpoint, each language model's files, the
-    held-out split (where the recipe makes it), the record, the files the student check writes, and the locks."""
+    held-out split (where the recipe makes it), the record, the files the student check writes, and the locks.
+    `teachers`: each teacher's model file, as (what the user calls it, path)."""
     from onlstm_cli.training.student.check import consensus_path, student_path
     files = run_outputs(out)
-    for seed in seeds:
-        files += run_outputs(lm_path(out, seed), f"the recipe's language model of seed {seed}")
+    for what, path in teachers:
+        files += run_outputs(path, f"the recipe's {what[len('the '):]}")
     if held_out:
         files += [(f"the recipe's held-out split ({name})", path) for name, path in split_paths(out).items()]
     return files + [("the recipe's record", state_path(out)), ("the student check's file", student_path(out)),
@@ -101,10 +102,10 @@ def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
     return paths["train"], paths["valid"]
 
 
-def intermediate_files(out: Path, seeds: list[int], held_out: bool) -> list[Path]:
+def intermediate_files(out: Path, teachers: list[Path], held_out: bool) -> list[Path]:
     """The files only a resume (or a larger --time-budget) reads, those that are there. The split text only
     where the recipe wrote it (`held_out`): a --valid of the user's is never the recipe's to remove."""
-    paths = [p for seed in seeds for p in (checkpoint_path(lm_path(out, seed)), token_file_path(lm_path(out, seed)))]
+    paths = [p for teacher in teachers for p in (checkpoint_path(teacher), token_file_path(teacher))]
     paths.append(checkpoint_path(out))
     if held_out:
         paths += split_paths(out).values()
@@ -142,10 +143,10 @@ class LeftBeside:
                 "(--keep-intermediate): only a rerun with a larger --time-budget reads them")
 
 
-def leave_finished(out: Path, seeds: list[int], models: list[Path], record: Path, held_out: bool,
+def leave_finished(out: Path, teachers: list[Path], models: list[Path], record: Path, held_out: bool,
                    keep: bool) -> LeftBeside:
     """Once a recipe has finished: its intermediate files removed unless `keep`, and what is left."""
-    intermediate = intermediate_files(out, seeds, held_out)
+    intermediate = intermediate_files(out, teachers, held_out)
     size = sum(p.stat().st_size for p in intermediate)
     if not keep:
         for path in intermediate:

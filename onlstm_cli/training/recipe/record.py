@@ -12,7 +12,7 @@ from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.training.recipe.files import LeftBeside, state_path
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2  # 2: each teacher names its model family (1: every teacher an ON-LSTM)
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
 
 
@@ -39,11 +39,8 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
         size = path.stat().st_size
         if size > MAX_RECORD_BYTES:
             raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = migrated(json.loads(path.read_text(encoding="utf-8")))
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
-        for section in ("recipe", "span_parser"):  # the option's name until teachers could vote with layers below
-            if "layers_above" in state.options[section]:
-                state.options[section]["extra_layers"] = state.options[section].pop("layers_above")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
     extended_from = None
@@ -55,6 +52,20 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
         raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
                             "rerun it with the recipe's options, or use another --out")
     return state, extended_from
+
+
+def migrated(data: dict) -> dict:
+    """A record of an older version as this version writes it, in the one place that knows the versions."""
+    version = data.get("version", 1)
+    if not isinstance(version, int) or version > RECIPE_VERSION:
+        raise ValueError(f"version {version!r}, newer than this onlstm's {RECIPE_VERSION}")
+    for section in ("recipe", "span_parser"):  # the option's name until teachers could vote with layers below
+        if "layers_above" in data["options"][section]:
+            data["options"][section]["extra_layers"] = data["options"][section].pop("layers_above")
+    if version < 2:  # before families, every teacher was an ON-LSTM language model
+        for teacher in data["teachers"]:
+            teacher.setdefault("family", "onlstm")
+    return {**data, "version": RECIPE_VERSION}
 
 
 def differences(recorded: dict, given: dict, prefix: str = ""):
@@ -79,8 +90,9 @@ class RecipeResult:
     left: LeftBeside | None = None    # what a finished recipe left beside --out
 
     def summary(self) -> str:
-        teachers = ", ".join(f"seed {t['seed']} {t['valid_ppl']}" + (" (no vote)" if t.get("votes") is False else "")
-                             for t in self.state.teachers)
+        teachers = ", ".join(("" if t.get("family", "onlstm") == "onlstm" else f"{t['family']} ")
+                             + f"seed {t['seed']} {t.get('valid_ppl', t.get('health'))}"
+                             + (" (no vote)" if t.get("votes") is False else "") for t in self.state.teachers)
         if self.interrupted:
             return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
                     f"rerun the same command to go on from where it stopped")

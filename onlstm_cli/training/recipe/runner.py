@@ -32,21 +32,23 @@ import contextlib
 import json
 import signal
 import threading
-import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig, voter_weight
+from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
+from onlstm_cli.training.families import FAMILIES
 from onlstm_cli.training.recipe import side_by_side
+from onlstm_cli.training.run.clock import Budget
 from onlstm_cli.training.recipe.files import (check_names_free, held_out_split, leave_finished, lm_path,
                                               recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
 from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
                                                state_path)
-from onlstm_cli.training.recipe.budget import RecipeClock, StageProgress
+from onlstm_cli.training.recipe.budget import StagePlan
+from onlstm_cli.training.recipe.stages import TeacherStage
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
-                                              voting_teachers, weight_text)
+                                              voters_by_family, voting_teachers, weight_text)
 from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
 
 # what callers and tests import from here
@@ -93,12 +95,24 @@ class RecipeRun:
     reporter: object
     log: object = print
     held_out: bool = False            # the validation text is the recipe's own split of the corpus
-    started: float | None = None      # when this run began (time.monotonic()); None: now
-    clock: RecipeClock = field(init=False)
+    budget: Budget | None = None      # the recipe's time, from the command's start; None: --time-budget from now
+    clock: StagePlan = field(init=False)
+    families: list = field(init=False)  # the families of --families, each made from this run's options
 
     def __post_init__(self):
-        self.clock = RecipeClock(self.train_config.time_budget, self.recipe.lm_share, self.recipe.seeds,
-                                 self.slots(), **({} if self.started is None else {"started": self.started}))
+        self.budget = self.budget or Budget(self.train_config.time_budget)
+        self.families = [FAMILIES[name](self) for name in self.recipe.families]
+        self.clock = StagePlan(self.budget, self.recipe.lm_share, self.teacher_count(), self.slots())
+
+    def teacher_count(self) -> int:
+        return len(self.recipe.families) * self.recipe.seeds
+
+    def family_of(self, teacher: dict):
+        """The family of a teacher in the record (an ON-LSTM where the record predates families)."""
+        return next(f for f in self.families if f.name == teacher.get("family", "onlstm"))
+
+    def teacher_paths(self) -> list[Path]:
+        return [family.path(self.out, seed) for family in self.families for seed in self.seeds()]
 
     def options(self) -> dict:
         """The record a rerun must match: files, sizes, every option that changes what is trained."""
@@ -117,7 +131,7 @@ class RecipeRun:
 
     def slots(self) -> int:
         """Language models trained at once."""
-        return side_by_side.slots(self.recipe.seeds, self.train_config.threads, self.train_config.device,
+        return side_by_side.slots(self.teacher_count(), self.train_config.threads, self.train_config.device,
                                   self.recipe.side_by_side)
 
     def save(self, state: RecipeState, stage: str) -> None:
@@ -138,17 +152,9 @@ class RecipeRun:
             return RecipeResult(self.out, state, interrupted=True, stop_signal=stop.signal)
 
     def stages(self, state: RecipeState) -> RecipeResult:
-        done = {t["seed"] for t in state.teachers}
-        pending = [(number, seed) for number, seed in enumerate(self.seeds(), 1) if seed not in done]
-        if len(pending) > 1 and self.slots() > 1:
-            stop = self.train_language_models_side_by_side(state, pending)
-            if stop:
-                return RecipeResult(self.out, state, interrupted=True, stop_signal=stop)
-        else:
-            for k, (number, seed) in enumerate(pending):
-                result = self.train_language_model(state, number, seed, len(pending) - k)
-                if result.interrupted:
-                    return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+        stop = TeacherStage(self, state).train()
+        if stop:
+            return RecipeResult(self.out, state, interrupted=True, stop_signal=stop)
         votes = None
         if state.span_parser is None:
             result = self.train_span_parser(state)
@@ -159,7 +165,7 @@ class RecipeRun:
             self.log(f"recipe: already complete ({self.out}); nothing to do")
         if "branching_agreement" not in state.span_parser:  # a run stopped before its checks does them now
             self.check(state, votes)
-        left = leave_finished(self.out, self.seeds(), [self.out.with_name(t["path"]) for t in state.teachers],
+        left = leave_finished(self.out, self.teacher_paths(), [self.out.with_name(t["path"]) for t in state.teachers],
                               state_path(self.out), self.held_out, self.recipe.keep_intermediate)
         self.save(state, "span_parser")
         return RecipeResult(self.out, state, seconds=sum(state.stage_seconds.values()), left=left)
@@ -172,7 +178,7 @@ class RecipeRun:
         recipe's checkpoints are gone unless it kept them (--keep-intermediate): then nothing can go on."""
         epochs = self.train_config.epochs
         short = [t for t in state.teachers if t["epochs"] < epochs]
-        going_on = [t for t in short if checkpoint_path(lm_path(self.out, t["seed"])).exists()]
+        going_on = [t for t in short if checkpoint_path(self.family_of(t).path(self.out, t["seed"])).exists()]
         new = self.train_config.time_budget
         state.options["train"]["time_budget"] = new  # the record's budget is now this one
         said = "no limit" if new is None else f"{new / 60:.1f} min"
@@ -190,97 +196,21 @@ class RecipeRun:
         self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: {what}")
         state.save(self.out)
 
-    def train_language_model(self, state: RecipeState, number: int, seed: int, models_left: int):
-        from onlstm_cli.training.lm.train import train_model
-        path = lm_path(self.out, seed)
-        ckpt = checkpoint_path(path)
-        resume = ckpt if ckpt.exists() else None
-        self.log(f"recipe: stage 1 of 2, language model {number} of {self.recipe.seeds} (seed {seed}) → {path}"
-                 f"{', resumed from its checkpoint' if resume else ''}; {self.clock.eta_text(state, number)}")
-        config = replace(self.train_config, seed=seed, time_budget=self.clock.lm_budget())
-        deadline = self.clock.lm_deadlines(state, models_left)[0]
-        result = train_model(self.corpus, path, dict(self.model_config), config, valid=self.valid,
-                             resume=resume, reporter=self.reporter, deadline=deadline, **self.lm_options)
-        if not result.interrupted:
-            self.record_language_model(state, number, seed, result.best_valid_ppl, result.epochs_done,
-                                       result.seconds)
-        self.save(state, "language_models")
-        return result
-
-    def record_language_model(self, state: RecipeState, number: int, seed: int, valid_ppl, epochs: float,
-                              seconds: float) -> None:
-        path = lm_path(self.out, seed)
-        if not path.exists():
-            raise TrainingError(f"the language model of seed {seed} saved no model: give it more time")
-        state.teachers.append({"seed": seed, "path": path.name, "valid_ppl": rounded(valid_ppl),
-                               "epochs": round(epochs, 3), "seconds": round(seconds, 1)})
-        state.teachers.sort(key=lambda t: t["seed"])  # side by side, they end in any order
-        self.log(f"recipe: language model {number} of {self.recipe.seeds} (seed {seed}) done: {epochs:.2f} epochs "
-                 f"in {seconds / 60:.1f} min, validation perplexity {rounded(valid_ppl)}")
-
-    def seed_jobs(self, state: RecipeState, pending: list[tuple[int, int]], threads: int) -> list:
-        deadlines = self.clock.lm_deadlines(state, len(pending))
-        jobs = []
-        for (number, seed), deadline in zip(pending, deadlines):
-            path = lm_path(self.out, seed)
-            ckpt = checkpoint_path(path)
-            config = replace(self.train_config, seed=seed, time_budget=self.clock.lm_budget(), threads=threads)
-            jobs.append(side_by_side.SeedJob(seed, number, self.corpus, path, self.valid, dict(self.model_config),
-                                             config, self.lm_options, ckpt if ckpt.exists() else None, deadline))
-        return jobs
-
-    def train_language_models_side_by_side(self, state: RecipeState, pending: list[tuple[int, int]]) -> int:
-        """Stage 1 with one process a seed (recipe/side_by_side.py); returns the signal that stopped it, else 0.
-        Each model is recorded as it ends, so an interruption loses none that finished."""
-        slots = min(self.slots(), len(pending))
-        threads = side_by_side.threads_each(slots, self.train_config.threads)
-        jobs = self.seed_jobs(state, pending, threads)
-        self.log(f"recipe: stage 1 of 2, {len(pending)} language models, {slots} at a time side by side "
-                 f"({threads} thread{'s' if threads > 1 else ''} each); {self.clock.eta_text(state, pending[0][0])}")
-        failures = []
-        progress = StageProgress(self.clock, state, self.recipe.seeds, self.recipe.progress_every, self.log)
-
-        def started(job):
-            self.log(f"recipe: language model {job.number} of {self.recipe.seeds} (seed {job.seed}) → {job.out}"
-                     f"{', resumed from its checkpoint' if job.resume else ''}; its lines start [seed {job.seed}]; "
-                     f"{self.clock.eta_text(state, job.number)}")
-
-        def finished(job, outcome):  # into the record as each model ends, so a kill -9 later loses none of it
-            if "error" in outcome:
-                failures.append(f"the language model of seed {job.seed} failed: {outcome['error']}")
-            elif not outcome["interrupted"]:
-                try:
-                    self.record_language_model(state, job.number, job.seed, outcome["best_valid_ppl"],
-                                               outcome["epochs_done"], outcome["seconds"])
-                except TrainingError as e:  # said once the others have stopped
-                    failures.append(str(e))
-                    outcome["error"] = str(e)
-            self.save(state, "language_models")
-
-        try:
-            stop = side_by_side.train_side_by_side(jobs, slots, started, finished, progress.tick,
-                                                   live=getattr(self.reporter, "live", False) and self.reporter)
-        finally:
-            self.save(state, "language_models")
-        if failures:
-            raise TrainingError("; ".join(failures) + " (rerun the same command to go on from the checkpoints)")
-        return stop
-
     def train_span_parser(self, state: RecipeState):
-        from onlstm_cli.modelfile import load_model
         from onlstm_cli.training.student.train import self_train
-        voting, left_out, median = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
+        voting, left_out = self.voters(state)
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
-        for teacher in left_out:
-            self.log(f"recipe: the language model of seed {teacher['seed']} does not vote: its validation perplexity "
-                     f"{teacher['valid_ppl']} is more than {self.recipe.max_ppl_ratio:g} × the models' median "
+        for teacher, family, median in left_out:
+            what = "language model" if family.name == "onlstm" else f"{family.name} model"
+            self.log(f"recipe: the {what} of seed {teacher['seed']} does not vote: its {family.health} "
+                     f"{teacher[family.health_key]} is more than {self.recipe.max_ppl_ratio:g} × the models' median "
                      f"{median:.2f} (a failed run; --max-ppl-ratio 0 lets every model vote)")
-        teachers = [load_model(self.out.with_name(t["path"])) for t in voting]
+        teachers = self.teachers(voting)
         ckpt = checkpoint_path(self.out)
         resume = ckpt if ckpt.exists() else None
         budget = self.clock.span_parser_budget(state, checkpoint_seconds(resume))
-        self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} language models "
+        self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} {self.models_word()} "
                  f"(branching voter {weight_text(self.self_train.right_branching)}) → {self.out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
@@ -288,9 +218,8 @@ class RecipeRun:
         record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}
-        result = self_train(self.corpus, self.out, teachers, self.valid,
-                            None, self.self_train, budget, resume,
-                            log=self.log, recipe=record)
+        result = self_train(self.corpus, self.out, teachers, self.valid, None, self.self_train,
+                            self.budget.part(budget), resume, log=self.log, recipe=record)
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
@@ -301,6 +230,16 @@ class RecipeRun:
         self.save(state, "span_parser")
         return result
 
+    def voters(self, state: RecipeState) -> tuple[list[dict], list[tuple]]:
+        return voters_by_family(state.teachers, self.recipe.max_ppl_ratio, self.families)
+
+    def teachers(self, voting: list[dict]) -> list:
+        """The voting teachers of the record, each loaded by its family."""
+        return [self.family_of(t).load(self.out.with_name(t["path"]), self.self_train) for t in voting]
+
+    def models_word(self) -> str:
+        return "language models" if tuple(self.recipe.families) == ("onlstm",) else "models"
+
     def check(self, state: RecipeState, votes) -> None:
         """After the span parser, each recorded as it ends (a rerun after an interruption does what is left): the
         student against its teachers' consensus on the validation text (the votes it learned), the consensus
@@ -309,12 +248,14 @@ class RecipeRun:
         nearly one of them. `votes`: None where the span parser trained in an earlier run."""
         from onlstm_cli.training.student.check import check_student
         if "student_check" not in state.span_parser:
-            voting, _, _ = voting_teachers(state.teachers, self.recipe.max_ppl_ratio)
+            voting, _ = self.voters(state)
             if votes is None:
                 self.log("recipe: the span parser has trained but was not checked: the teachers parse the "
                          "validation text for its check")
-                votes = validation_votes(self.out, voting, self.valid, self.self_train)
-            check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting], votes, self.log)
+                votes = validation_votes(self.teachers(voting), self.valid, self.self_train)
+            one_file = all(t.get("family", "onlstm") == "onlstm" for t in voting)  # an ensemble file of them
+            check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting] if one_file else None,
+                                  votes, self.log)
             state.span_parser["student_check"] = None if check is None else asdict(check)  # None: no sentence to check
             if check is not None:
                 self.log(f"recipe: {check.text()}")
@@ -365,34 +306,22 @@ def record_in_file(out: Path, agreement: dict) -> None:
         atomic_save(archive, out)
 
 
-def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig, lm_options: dict, seeds: int,
-               right_branching: float | None = None, resume=None, reporter=None, log=print,
-               self_train: SelfTrainConfig | None = None, side_by_side: int | None = None,
-               progress_every: float = RecipeConfig.progress_every,
-               max_ppl_ratio: float = RecipeConfig.max_ppl_ratio,
-               keep_intermediate: bool = RecipeConfig.keep_intermediate,
-               started: float | None = None) -> RecipeResult:
-    """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it. Without `valid`, every 20th line of
-    the corpus is held out (the two parts are written beside `out`). `resume`: the recipe must exist already
-    (its record, OUT.recipe.json, or any file of it); without it a rerun resumes all the same.
-    `progress_every`: seconds between the recipe's own progress lines while models train side by side.
-    `max_ppl_ratio`: a model whose validation perplexity is more than this × the models' median does not vote
-    (0: every one votes). `keep_intermediate`: a finished recipe keeps its checkpoints, token files and split.
-    `started`: when the run began (time.monotonic()), which the time budget counts from; None: now (the
-    `onlstm` command gives its own start, so that its start-up counts)."""
+def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_config: TrainConfig | None = None,
+               lm_options: dict | None = None, recipe: RecipeConfig | None = None,
+               self_train: SelfTrainConfig | None = None, resume=None, reporter=None, log=print,
+               budget: Budget | None = None) -> RecipeResult:
+    """The recipe from Python, as `onlstm train CORPUS --seeds K` runs it: `recipe` (RecipeConfig) says how many
+    seeds of which families, and how they vote; `model_config`, `train_config` and `lm_options` (train_model's
+    other arguments: tokenizer, lang, vocabulary, …) are the language models' options, `self_train` the span
+    parser's. Without `valid`, every 20th line of the corpus is held out (the two parts are written beside `out`).
+    `resume`: the recipe must exist already (its record, OUT.recipe.json, or any file of it); without it a rerun
+    resumes all the same. `budget` (run/clock.py): the recipe's time, counted from its start (the `onlstm` command
+    gives its own, so that its start-up counts); None: `train_config.time_budget` from now."""
     from onlstm_cli.training.lm.train import LineReporter
-    started = time.monotonic() if started is None else started
+    train_config, recipe = train_config or TrainConfig(), (recipe or RecipeConfig()).check()
+    budget = budget or Budget(train_config.time_budget)
+    train_config = replace(train_config, time_budget=budget.seconds)  # the record's: the one budget's seconds
     corpus, out = Path(corpus), Path(out)
-    recipe = RecipeConfig(seeds=seeds, side_by_side=side_by_side, progress_every=progress_every,
-                          max_ppl_ratio=max_ppl_ratio, keep_intermediate=keep_intermediate)
-    if side_by_side is not None and side_by_side < 1:
-        raise TrainingError("--side-by-side must be at least 1")
-    if not (max_ppl_ratio == 0 or max_ppl_ratio >= 1):  # below 1 would leave out the median model itself
-        raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {max_ppl_ratio:g}")
-    try:
-        recipe.right_branching = voter_weight(recipe.right_branching if right_branching is None else right_branching)
-    except ValueError as e:
-        raise TrainingError(str(e)) from None
     check_readable_file(corpus, "corpus", TrainingError)  # missing, a folder, a device: each said as what it is
     if resume is not None and not state_path(out).exists():
         raise TrainingError(f"no recipe to resume beside {out} ({state_path(out)} is missing): run without --resume")
@@ -400,33 +329,42 @@ def run_recipe(corpus, out, valid, model_config: dict, train_config: TrainConfig
         raise TrainingError(f"--out {out}: its folder does not exist")
     check_destination(out)  # a directory, a folder that cannot be written
     held_out = valid is None
-    seed_list = recipe_seeds(train_config.seed, seeds)
-    check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, seed_list, held_out))
-    with recipe_locks(out, seed_list):
+    teachers = teacher_files(out, recipe, recipe_seeds(train_config.seed, recipe.seeds))
+    check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, teachers, held_out))
+    with recipe_locks(out, teachers):
         check_names_free(out)
         lines = sum(1 for line in utf8_lines(corpus) if line.strip())
         if lines < recipe.min_lines:
             raise TrainingError(f"{corpus} has {lines} line{'' if lines == 1 else 's'}: --seeds needs at least "
-                                f"{recipe.min_lines}, to train {seeds} models and validate them")
+                                f"{recipe.min_lines}, to train {recipe.seeds} models and validate them")
         if held_out:
             corpus, valid = held_out_split(corpus, out)
         config = self_train or SelfTrainConfig(seed=train_config.seed)
         config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
-        run = RecipeRun(corpus, out, Path(valid), model_config, train_config, recipe, config, lm_options,
-                        reporter or LineReporter(), log, held_out, started)
+        run = RecipeRun(corpus, out, Path(valid), dict(model_config or {}), train_config, recipe, config,
+                        dict(lm_options or {}), reporter or LineReporter(), log, held_out, budget)
         return run.run()
 
 
+def teacher_files(out: Path, recipe: RecipeConfig, seeds: list[int]) -> list[tuple[str, Path]]:
+    """Each teacher the recipe trains, as (what the user calls it, its model file): family by family, seed by seed."""
+    unknown = [name for name in recipe.families if name not in FAMILIES]
+    if unknown:
+        raise TrainingError(f"--families {','.join(unknown)}: no such model family; choose from {', '.join(FAMILIES)}")
+    return [(f"the {'language' if name == 'onlstm' else name} model of seed {seed}", FAMILIES[name].path(out, seed))
+            for name in recipe.families for seed in seeds]
+
+
 @contextlib.contextmanager
-def recipe_locks(out: Path, seeds: list[int]):
+def recipe_locks(out: Path, teachers: list[tuple[str, Path]]):
     """While the recipe runs: its stem's lock (no other recipe whose files have the same names runs at once) and
-    each language model's (no `train -o OUT.lm-seedS.onlstm` writes one while the recipe trains it)."""
+    each teacher's (no `train -o OUT.lm-seedS.onlstm` writes one while the recipe trains it)."""
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(output_lock(recipe_stem(out)))
         except OutputInUse:
             raise OutputInUse(f"another recipe whose files are named as this one's ({out.stem}.lm-seedS.onlstm, …) is "
                               "running beside --out: wait for it to end, or give --out a name of its own") from None
-        for seed in seeds:
-            held.enter_context(output_lock(lm_path(out, seed), f"the language model of seed {seed}"))
+        for what, path in teachers:
+            held.enter_context(output_lock(path, what))
         yield

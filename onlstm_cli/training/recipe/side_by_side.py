@@ -17,12 +17,10 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
-
-from onlstm_cli.config import TrainConfig
+from dataclasses import asdict
 from onlstm_cli.induction.parallel import usable_cores
-from onlstm_cli.training.lm.train import LineReporter, train_model
+from onlstm_cli.training.families import TeacherJob
+from onlstm_cli.training.lm.train import LineReporter
 from onlstm_cli.signals import StopSignals
 
 
@@ -61,21 +59,6 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-@dataclass
-class SeedJob:
-    """One language model of the recipe, as its process trains it."""
-    seed: int
-    number: int                      # 1..K, for the log
-    corpus: Path
-    out: Path
-    valid: Path
-    model_config: dict
-    train_config: TrainConfig        # its seed, threads and time budget already set
-    lm_options: dict
-    resume: Path | None
-    deadline: float | None = None    # the wall-clock time (time.time()) its round of the stage ends
-
-
 class _SeedStream:
     """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable. A line
     goes out whole, in one write, once its newline comes: print() writes the text and its newline in two calls,
@@ -111,14 +94,14 @@ def _stop_when_orphaned(parent: int) -> None:
 
 
 class _QueueReporter:
-    """A seed's reports sent to the recipe's process, for its live display: ("event", seed, method, args) on
+    """A job's reports sent to the recipe's process, for its live display: ("event", its number, method, args) on
     the results queue; progress at most every `every_s` seconds (a step takes milliseconds)."""
 
-    def __init__(self, seed: int, results, every_s: float = 0.5):
-        self.seed, self.results, self.every_s, self.last = seed, results, every_s, 0.0
+    def __init__(self, number: int, results, every_s: float = 0.5):
+        self.number, self.results, self.every_s, self.last = number, results, every_s, 0.0
 
     def send(self, method: str, *args) -> None:
-        self.results.put(("event", self.seed, method, args))
+        self.results.put(("event", self.number, method, args))
 
     def start_epoch(self, epoch, n_tokens):
         self.send("start_epoch", epoch, n_tokens)
@@ -135,25 +118,21 @@ class _QueueReporter:
         self.send("message", text)
 
 
-def train_seed(job: SeedJob, results, parent: int, live: bool = False) -> None:
-    """The body of a seed's process: train, then put (seed, outcome) on `results`; `live`: its reports go there
-    too, for the recipe's live display, else they are lines on stderr."""
-    sys.stderr = _SeedStream(sys.__stderr__, f"[seed {job.seed}] ")
+def train_seed(job: TeacherJob, results, parent: int, live: bool = False) -> None:
+    """The body of a job's process: its family trains it, then (its number, outcome) goes on `results`; `live`: its
+    reports go there too, for the recipe's live display, else they are lines on stderr."""
+    sys.stderr = _SeedStream(sys.__stderr__, f"[{job.label}] ")
     signal.signal(signal.SIGTERM, _interrupt)  # until training's own handlers: files being written are cleaned up
     _stop_when_orphaned(parent)
-    reporter = _QueueReporter(job.seed, results) if live else LineReporter()
+    reporter = _QueueReporter(job.number, results) if live else LineReporter()
     try:
-        result = train_model(job.corpus, job.out, dict(job.model_config), job.train_config, valid=job.valid,
-                             resume=job.resume, reporter=reporter, deadline=job.deadline, **job.lm_options)
-        outcome = {"interrupted": result.interrupted, "stop_signal": result.stop_signal,
-                   "best_valid_ppl": result.best_valid_ppl, "epochs_done": result.epochs_done,
-                   "seconds": result.seconds}
+        outcome = asdict(job.family.train(job, reporter))
     except KeyboardInterrupt as e:  # stopped before its training's handlers were set: nothing to checkpoint yet
         outcome = {"interrupted": True, "stop_signal": getattr(e, "signal", signal.SIGINT)}
     except Exception as e:  # said in the recipe's one line; the traceback helps no user
         outcome = {"error": str(e) or type(e).__name__}
     sys.stderr.flush()
-    results.put((job.seed, outcome))
+    results.put((job.number, outcome))
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -191,7 +170,7 @@ class _ForwardSignals(StopSignals):
         super().__exit__(kind, error, trace)
 
 
-def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=None, live=None) -> int:
+def train_side_by_side(jobs: list[TeacherJob], slots: int, started, finished, tick=None, live=None) -> int:
     """Train the jobs, at most `slots` at once. `started(job)` and `finished(job, outcome)` are called in
     this process as each starts and ends (outcome: train_seed's dict, or {"error": …} for a process that
     died without one), `tick(training, waiting)` about once a second meanwhile (the seeds training, how many
@@ -199,24 +178,24 @@ def train_side_by_side(jobs: list[SeedJob], slots: int, started, finished, tick=
     writes its own lines. Returns the signal that stopped the stage, 0 when every job ran to its end."""
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools mid-state
     results = context.Queue()
-    waiting, running, by_seed = list(jobs), {}, {job.seed: job for job in jobs}
+    waiting, running, by_number = list(jobs), {}, {job.number: job for job in jobs}
     stop = 0
     with _ForwardSignals(running) as signals:
         while running or (waiting and not (stop or signals.caught)):  # once stopped, no seed starts
             stop = stop or signals.caught
             while waiting and len(running) < slots and not stop:
                 job = waiting.pop(0)
-                running[job.seed] = context.Process(target=train_seed, args=(job, results, os.getpid(), bool(live)))
-                running[job.seed].start()
+                running[job.number] = context.Process(target=train_seed, args=(job, results, os.getpid(), bool(live)))
+                running[job.number].start()
                 started(job)
-            for seed, outcome in _collect(results, running, live):
-                running.pop(seed).join()
-                finished(by_seed[seed], outcome)
+            for number, outcome in _collect(results, running, live and (live, by_number)):
+                running.pop(number).join()
+                finished(by_number[number], outcome)
                 if outcome.get("interrupted") or "error" in outcome:
                     stop = stop or signals.caught or outcome.get("stop_signal") or signal.SIGTERM
                     signals.stop_all(signal.SIGTERM)  # the others checkpoint and stop: a rerun goes on
             if tick is not None and running and not (stop or signals.caught):
-                tick(sorted(running), len(waiting))
+                tick([by_number[n] for n in sorted(running)], len(waiting))
     return signals.caught or stop  # the signal the user sent, not the one passed on
 
 
@@ -242,13 +221,15 @@ def _died(exitcode: int) -> dict:
 
 
 def _relay(items: list, live) -> list:
-    """The outcomes among `items`; the reports among them shown on `live`, each on its seed's row."""
+    """The outcomes among `items`; the reports among them shown on `live` (the display, the jobs by number), each
+    on its job's row."""
     outcomes = []
     for item in items:
         if item[0] == "event":
-            _, seed, method, args = item
+            _, number, method, args = item
             if live:
-                getattr(live.row(f"[seed {seed}] "), method)(*args)
+                display, by_number = live
+                getattr(display.row(f"[{by_number[number].label}] "), method)(*args)
         else:
             outcomes.append(item)
     return outcomes

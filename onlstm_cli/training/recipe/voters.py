@@ -22,19 +22,32 @@ def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
                "their median does not vote" if ratio else ""))
 
 
-def voting_teachers(teachers: list[dict], max_ratio: float) -> tuple[list[dict], list[dict], float | None]:
-    """(the language models that vote, by seed; those left out; the median validation perplexity). A model whose
-    perplexity is more than max_ratio × the median of all K is a failed run, not a weak seed: perplexity does not
-    rank healthy seeds' trees, but a run that stopped learning pulls every vote down (docs/experiments/levers.md, "A failed
-    run does not vote"). The median keeps at least half of the models, so one always votes; 0 keeps every one."""
+def voting_teachers(teachers: list[dict], max_ratio: float,
+                    health: str = "valid_ppl") -> tuple[list[dict], list[dict], float | None]:
+    """(the models of one family that vote, by seed; those left out; the median of their `health` figure, the
+    record's key for it: validation perplexity for language models). A model whose figure is more than max_ratio ×
+    the median of all K is a failed run, not a weak seed: perplexity does not rank healthy seeds' trees, but a run
+    that stopped learning pulls every vote down (docs/experiments/levers.md, "A failed run does not vote"). The
+    median keeps at least half of the models, so one always votes; 0 keeps every one."""
     teachers = sorted(teachers, key=lambda t: t["seed"])
-    known = [t["valid_ppl"] for t in teachers if isinstance(t.get("valid_ppl"), (int, float))]
+    known = [t[health] for t in teachers if isinstance(t.get(health), (int, float))]
     if not max_ratio or not known:
         return teachers, [], statistics.median(known) if known else None
     median = statistics.median(known)
-    left_out = [t for t in teachers
-                if isinstance(t.get("valid_ppl"), (int, float)) and t["valid_ppl"] > max_ratio * median]
+    left_out = [t for t in teachers if isinstance(t.get(health), (int, float)) and t[health] > max_ratio * median]
     return [t for t in teachers if t not in left_out], left_out, median
+
+
+def voters_by_family(teachers: list[dict], max_ratio: float, families: list) -> tuple[list[dict], list[tuple]]:
+    """Every family's voting teachers (family by family, by seed), each family's failed runs left out against its
+    own median; and (teacher, family, median) for each one left out."""
+    voting, left_out = [], []
+    for family in families:
+        own = [t for t in teachers if t.get("family", "onlstm") == family.name]
+        votes, out, median = voting_teachers(own, max_ratio, family.health_key)
+        voting += votes
+        left_out += [(t, family, median) for t in out]
+    return voting, left_out
 
 
 def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -> dict[str, float]:
@@ -73,12 +86,10 @@ def weight_text(weight: float | str) -> str:
             if weight == AUTO else f"right-branching, weight {weight:g}")
 
 
-def validation_votes(out: Path, voting: list[dict], valid: Path, self_train):
+def validation_votes(teachers: list, valid: Path, self_train):
     """The votes of the validation text as the span parser's run counted them, for a rerun whose span parser had
-    trained but whose checks had not run: the same teachers (`voting`, the record's), text and rule give the same
-    votes. The checks read nothing of the training part: the validation text stands in for it, one sentence of
-    it parsed."""
-    from onlstm_cli.modelfile import load_model
+    trained but whose checks had not run: the same teachers (the record's voting ones, loaded), text and rule give
+    the same votes. The checks read nothing of the training part: the validation text stands in for it, one
+    sentence of it parsed."""
     from onlstm_cli.training.student.votes import votes_of
-    teachers = [load_model(out.with_name(t["path"])) for t in voting]
     return votes_of(teachers, valid, valid, self_train, lambda line: None, limit=1)

@@ -37,10 +37,11 @@ def agreement(trees: list[set], others: list[set]) -> float:
     return 100 * pairwise_agreement([trees, others])[0, 1]
 
 
-def check_student(out: Path, teachers: list[Path], votes: Votes, log) -> StudentCheck | None:
+def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> StudentCheck | None:
     """Measure the student at `out` against the consensus of the `votes` it learned (their validation part: the
     teachers' trees and the branching voter as the run weighed them); ship the consensus parser of `teachers`
-    (their model files) instead where it is the better. None where no validation sentence has 3 words or more."""
+    (their model files, where they can be one ensemble file; else None) instead where it is the better. None where
+    no validation sentence has 3 words or more."""
     keep = [k for k, words in enumerate(votes.valid_sentences) if len(words) >= 3]  # shorter ones have one tree
     if not keep:
         return None
@@ -52,7 +53,7 @@ def check_student(out: Path, teachers: list[Path], votes: Votes, log) -> Student
         student=agreement(teacher_trees(load_model(out), sentences, span_parsers=True), consensus),
         teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
-    if check.student < check.teachers:
+    if check.student < check.teachers and teachers:
         ship_the_better(out, teachers, sentences, consensus, check, log, votes.split)
     record_check(out, check)
     return check

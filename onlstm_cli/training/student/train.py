@@ -25,6 +25,7 @@ from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel
                                   read_archive, stored_weights)
 from onlstm_cli.induction.teachers import Teacher, as_teacher
 from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
+from onlstm_cli.training.run.clock import Budget, Clock
 from onlstm_cli.training.student.votes import Votes, votes_of
 from onlstm_cli.span.model import SpanParser, padded, padded_units, trainable_spans
 from onlstm_cli.signals import StopSignals
@@ -142,25 +143,25 @@ class Progress:
 
 def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
                config: SpanParserConfig | None = None, train: SelfTrainConfig | None = None,
-               time_budget: float | None = None, resume: str | Path | None = None, log=print,
+               budget: Budget | float | None = None, resume: str | Path | None = None, log=print,
                recipe: dict | None = None, host: LoadedModel | None = None) -> SelfTrainResult:
     """Train a span parser on `teacher`'s trees of `corpus`, keep the epoch with the best validation loss.
     `teacher`: a loaded model file or a Teacher (induction/teachers.py), or a list of them. Several teachers
     vote: a span's target is the share of their voters' trees that have it. The file written holds `host`'s
     language model (default: the first teacher's model file), the student reading its vocabulary. `resume`: the checkpoint of an interrupted run
     (`out` + ".ckpt"), written at the end of every epoch, every `train.checkpoint_every` seconds and on
-    Ctrl-C or SIGTERM; it goes on at the batch where that run stopped. `time_budget` counts everything,
-    the teachers' parse included, over all runs of a resumed training. `recipe`: kept in the file's meta."""
+    Ctrl-C or SIGTERM; it goes on at the batch where that run stopped. `budget` (run/clock.py, or seconds) counts
+    everything, the teachers' parse included, over all runs of a resumed training. `recipe`: kept in the file's meta."""
     train = train or SelfTrainConfig()
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers)
                 for t in (teacher if isinstance(teacher, (list, tuple)) else [teacher])]
-    host = host or next((t.loaded for t in teachers if hasattr(t, "loaded")), None)
+    host = host or next((t.host for t in teachers if t.host is not None), None)
     if host is None:
         raise TrainingError("no teacher is a model file: give `host`, the language model the student is written into")
     out = Path(out)
     check_destination(out)
     check_teachers(teachers, out, corpus, valid)
-    started = time.monotonic()
+    budget, started = budget if isinstance(budget, Budget) else Budget(budget), time.time()
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
     config = config or student_config(host, corpus, train.units, log)
@@ -177,19 +178,20 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         progress = resumed(resume, identity, parser, optimizer, rng)
         log(f"resumed in epoch {progress.epoch} after {progress.step} batches (best validation loss "
             f"{progress.best:.4f})")
+    clock = Clock(budget, progress.seconds + time.time() - started)  # its set-up counts too
     # Ctrl-C or SIGTERM from here on, the teachers' parse included, ends with a checkpoint
     with StopSignals() as signals:
-        parse_started = time.monotonic()  # the teachers' parse is timed apart: `onlstm info` shows each stage
+        parse_started = time.time()  # the teachers' parse is timed apart: `onlstm info` shows each stage
         # after the checks: the parse takes a while, at most half the time left where a budget is short
-        deadline = None if time_budget is None or resume is not None else \
-            parse_started + max(0.0, time_budget - progress.seconds - (parse_started - started)) / 2
+        left = clock.budget_left()
+        deadline = None if left is None or resume is not None else parse_started + left / 2
         data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences)
         progress.sentences = len(data.ids)  # a resumed run's batches index these: it parses the same ones
-        run = _Run(parser, optimizer, rng, data, train, progress, identity, out, started, time_budget, log,
+        run = _Run(parser, optimizer, rng, data, train, progress, identity, out, clock, log,
                    {"teacher": [t.name for t in teachers], "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
                     "right_branching": data.right_branching, "left_branching": data.left_branching,
-                    "parse_seconds": round(time.monotonic() - parse_started, 1),
+                    "parse_seconds": round(time.time() - parse_started, 1),
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)
@@ -252,17 +254,18 @@ class _Run:
     checkpoints, stopping."""
 
     def __init__(self, parser, optimizer, rng, data: Votes, train: SelfTrainConfig, progress: Progress,
-                 identity: dict, out: Path, started: float, budget: float | None, log, meta: dict, teacher):
+                 identity: dict, out: Path, clock: Clock, log, meta: dict, teacher):
         self.parser, self.optimizer, self.rng, self.data, self.train = parser, optimizer, rng, data, train
-        self.progress, self.identity, self.out, self.started, self.budget = progress, identity, out, started, budget
+        self.progress, self.identity, self.out, self.clock = progress, identity, out, clock
+        self.budget = clock.time_budget
         self.log, self.meta, self.teacher = log, meta, teacher
         self.checkpoint = checkpoint_path(out)
 
     def seconds(self) -> float:
-        return self.progress.seconds + time.monotonic() - self.started
+        return self.clock.seconds()
 
     def time_up(self) -> bool:
-        return self.budget is not None and self.seconds() >= self.budget
+        return self.clock.time_up()
 
     def loop(self, signals: StopSignals) -> SelfTrainResult:
         p, stop = self.progress, None

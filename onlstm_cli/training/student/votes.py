@@ -17,7 +17,6 @@ from onlstm_cli.induction.teachers import as_teacher, teacher_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained
-from onlstm_cli.text.coverage import coverage_warning
 from onlstm_cli.trees import build_tree, tree_spans
 
 
@@ -150,17 +149,16 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
     model file the student is written into; default: the first teacher's). `teachers`: Teachers
     (induction/teachers.py), or loaded model files, each made the teacher `train` says. `deadline`
-    (time.monotonic()): the training text is parsed until then (at least its first PARSE_CHUNK sentences), the
+    (time.time()): the training text is parsed until then (at least its first PARSE_CHUNK sentences), the
     votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
     run's, as its first run parsed them)."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
-    host = host or teachers[0].loaded
+    host = host or next(t.host for t in teachers if t.host is not None)
     vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
     sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len][:limit]
     valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
-        message = coverage_warning(getattr(teacher, "loaded", host), sentences[:2000], Path(teacher.name).name,
-                                   by_span_parser=train.span_parser_teachers)
+        message = teacher.coverage_warning(sentences[:2000])
         if message:
             log(f"warning: {message}")
     names = ", ".join(t.name for t in teachers)
@@ -168,9 +166,9 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         f"{len(valid_sentences):,} validation sentences")
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    if any(len(getattr(t, "layers", ())) > 1 for t in teachers):
+    if any(len(t.layers) > 1 for t in teachers):
         log("each teacher votes with the trees of its layers " + ", ".join(
-            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if hasattr(t, "layers")))
+            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers))
     valid_lengths = [len(s) for s in valid_sentences]
     split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
                           else (None, None))
@@ -208,13 +206,13 @@ PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at
 
 
 def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log) -> list:
-    """Each teacher's voters' trees of the training sentences; with a `deadline` (time.monotonic()), a chunk at a
+    """Each teacher's voters' trees of the training sentences; with a `deadline` (time.time()), a chunk at a
     time until it passes, at least one chunk: where a time budget is short, the span parser learns from the first
     sentences rather than the teachers' parse overrunning the budget."""
     if deadline is None:
         return [t.voter_trees(sentences) for t in teachers]
     trees, done = [[] for _ in teachers], 0
-    while done < len(sentences) and (done == 0 or time.monotonic() < deadline):
+    while done < len(sentences) and (done == 0 or time.time() < deadline):
         chunk = sentences[done:done + PARSE_CHUNK]
         for k, teacher in enumerate(teachers):
             parts = teacher.voter_trees(chunk)
@@ -235,11 +233,11 @@ def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], 
     symmetric split (for the trees they vote with, and the student's file, written into the first one's model),
     and "symmetric" is returned with each teacher's voters' trees of the validation text (the ones they vote
     with: not parsed twice); where they lean right, the paper's split stays and (None, None) is returned."""
-    paper = [t.loaded for t in teachers if hasattr(t, "layers") and t.loaded.split == "paper"]
+    paper = [t for t in teachers if t.split == "paper"]
     if len(teachers) < 2 or not paper:
         return None, None
-    for loaded in paper:
-        loaded.split = "symmetric"
+    for teacher in paper:
+        teacher.use_split("symmetric")
     valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
     lean = auto_weight([own[t.weighing] for t, own in zip(teachers, valid_trees)], valid_lengths)
     if lean.direction == "left":
@@ -247,6 +245,6 @@ def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], 
             f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
             "leans right, is not used)")
         return "symmetric", valid_trees
-    for loaded in paper:
-        loaded.split = "paper"
+    for teacher in paper:
+        teacher.use_split("paper")
     return None, None

@@ -133,11 +133,11 @@ def test_a_finished_recipe_removes_what_only_a_resume_needs_and_says_what_it_lef
 
 
 def test_a_recipe_keeps_its_intermediate_files_when_asked_and_while_a_resume_needs_them(corpus, tmp_path):
-    from onlstm_cli.training.recipe.files import intermediate_files, leave_finished, split_paths
+    from onlstm_cli.training.recipe.files import intermediate_files, leave_finished, lm_path, split_paths
     out = tmp_path / "k.onlstm"
     result = in_process(recipe_args(corpus, out, "--epochs", "1", "--side-by-side", "1", "--keep-intermediate"))
     assert result.exit_code == 0, result.stderr
-    kept = intermediate_files(out, [1111, 1112], held_out=True)
+    kept = intermediate_files(out, [lm_path(out, 1111), lm_path(out, 1112)], held_out=True)
     assert {p.name for p in kept} == {"k.lm-seed1111.onlstm.ckpt", "k.lm-seed1111.onlstm.tokens",
                                       "k.lm-seed1112.onlstm.ckpt", "k.lm-seed1112.onlstm.tokens", "k.onlstm.ckpt",
                                       "k.recipe-train.txt", "k.recipe-valid.txt"}
@@ -149,7 +149,8 @@ def test_a_recipe_keeps_its_intermediate_files_when_asked_and_while_a_resume_nee
     checkpoint = tmp_path / "k.onlstm.ckpt"
     checkpoint.unlink()
     checkpoint.symlink_to(target)
-    leave_finished(out, [1111, 1112], [], tmp_path / "k.onlstm.recipe.json", held_out=False, keep=False)
+    leave_finished(out, [lm_path(out, 1111), lm_path(out, 1112)], [], tmp_path / "k.onlstm.recipe.json", held_out=False,
+                   keep=False)
     assert user_valid.exists() and target.read_text() == "mine" and checkpoint.is_symlink()
     assert not (tmp_path / "k.lm-seed1111.onlstm.ckpt").exists() and (tmp_path / "k.lm-seed1111.onlstm").exists()
 
@@ -262,7 +263,7 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
     """The processes' lines say only their own model: the recipe's own line says the stage, the seeds
     training and the most the stage and the whole recipe can still take (here: a budget of 60 s). Each record
     saved as a model ends holds the stage's time so far, so a kill -9 later loses none of it."""
-    from onlstm_cli.config import TrainConfig
+    from onlstm_cli.config import RecipeConfig, TrainConfig
     from onlstm_cli.training.recipe.runner import RecipeState, run_recipe
     from onlstm_cli.text.tokenizers import Tokenizer
     said, saved = [], []
@@ -273,8 +274,8 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
                         dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
                         TrainConfig(epochs=2, time_budget=60.0, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
                                     threads=2),
-                        dict(tokenizer=Tokenizer("ptb")), seeds=2, side_by_side=2, log=said.append,
-                        progress_every=0.0)
+                        dict(tokenizer=Tokenizer("ptb")), RecipeConfig(seeds=2, side_by_side=2, progress_every=0.0),
+                        log=said.append)
     assert not result.interrupted and result.out.is_file()
     pattern = (r"recipe: stage 1 of 2, 0 of 2 language models done, training seeds 1111, 1112; [\d.]+ min in "
                r"this stage; it ends in at most ([\d.]+) min, the recipe in at most ([\d.]+) min")
@@ -642,9 +643,10 @@ def test_the_recipe_clock_counts_every_run_and_gives_the_span_parser_what_is_lef
     spent is taken from the stage left, and the span parser gets the rest, what the language models' stage
     took beyond its share taken from it (tolerances: the few milliseconds this test itself takes)."""
     from onlstm_cli.training.recipe.record import RecipeState
-    from onlstm_cli.training.recipe.budget import RecipeClock
+    from onlstm_cli.training.recipe.budget import StagePlan
+    from onlstm_cli.training.run.clock import Budget
     state = RecipeState({}, stage_seconds={"language_models": 40.0})
-    clock = RecipeClock(60.0, 0.75, seeds=2, slots=1)
+    clock = StagePlan(Budget(60.0), 0.75, teachers=2, slots=1)
     assert clock.lm_budget() == pytest.approx(22.5)  # 45 s of models, one at a time
     assert clock.stage_one_left(state) == pytest.approx(5.0, abs=0.5)
     now = time.time()

@@ -58,7 +58,7 @@ def test_a_recipe_whose_files_would_be_named_as_another_recipes_is_refused(tmp_p
 def test_while_a_recipe_runs_its_language_models_and_its_names_are_locked(tmp_path):
     corpus = write_corpus(tmp_path / "c.txt", 60)
     out = tmp_path / "x.onlstm"
-    with recipe_locks(out, [1111, 1112]):
+    with recipe_locks(out, [(f"the language model of seed {s}", lm_path(out, s)) for s in (1111, 1112)]):
         plain = in_process(["train", str(corpus), "-o", str(lm_path(out, 1111)), "--epochs", "1", *TINY])
         one_error_line(plain, "being written by another onlstm run")
         other = in_process(recipe_args(corpus, tmp_path / "x.v2"))

@@ -339,7 +339,7 @@ def test_the_time_budget_ends_the_first_epoch_early_and_still_keeps_a_model(tiny
     config = SpanParserConfig(vocab_size=len(teacher.vocab), emb_size=20, hidden_size=8, mlp_size=8)
     lines = []
     result = self_train(tiny_corpus["train"], tmp_path / "s.onlstm", teacher, tiny_corpus["valid"], config,
-                        SelfTrainConfig(epochs=5, batch_size=2), time_budget=1e-6, log=lines.append)
+                        SelfTrainConfig(epochs=5, batch_size=2), budget=1e-6, log=lines.append)
     assert result.stopped_by_time and result.epochs_done == 1 and result.out.is_file()
     assert any("epoch 1 (" in line and "of it)" in line for line in lines)  # validated part-way through
 

@@ -1,0 +1,110 @@
+"""Model families: the recipe's unit. A family trains a model of one seed on the corpus within a budget, loads its
+file as a teacher, and says how healthy the run was; the recipe trains every family of --families × --seeds side
+by side and lets their teachers vote. FAMILIES names them, as supar registers its parsers: a new family is a
+module with a `ModelFamily` subclass and one line in that table (CONTRIBUTING.md, "A new teacher family").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from onlstm_cli.training.run.clock import Budget
+
+
+@dataclass
+class TeacherJob:
+    """One teacher of the recipe, as its family trains it (in the recipe's process or one of its own)."""
+    family: "ModelFamily"
+    seed: int
+    number: int                      # 1.. over the recipe's teachers, for the log
+    corpus: Path
+    valid: Path
+    out: Path                        # its model file
+    budget: Budget                   # its own seconds (over its resumed runs), and its round's end
+    resume: Path | None = None       # its checkpoint, where an earlier run left one
+    threads: int | None = None       # where it shares the cores with others
+    total: int = 1                   # the recipe's teachers, for the log
+
+    @property
+    def label(self) -> str:
+        """How its log lines are marked: [seed 1111] for an ON-LSTM, [pcfg seed 1111] for another family's."""
+        return f"seed {self.seed}" if self.family.name == "onlstm" else f"{self.family.name} seed {self.seed}"
+
+
+@dataclass
+class TeacherRun:
+    """How a family's run ended: what the recipe records of it."""
+    interrupted: bool = False
+    stop_signal: int = 0
+    health: float | None = None      # the failed-run filter's figure (lower is healthier), None: unknown
+    epochs: float = 0.0
+    seconds: float = 0.0
+
+
+class ModelFamily:
+    """A kind of model that teaches in the recipe. `name` is how --families and the record name it, `kind` what its
+    files record (modelfile.MODEL_KINDS), `health` what its failed-run figure is, in words. Made from the recipe's
+    run (`RecipeRun`: its model, training and self-training options); it must pickle, as a job's part sent to the
+    process that trains it."""
+    name = ""
+    kind = ""
+    health = "validation loss"
+    health_key = "health"  # the record's key for the figure
+
+    def __init__(self, run):
+        pass
+
+    @classmethod
+    def path(cls, out: Path, seed: int) -> Path:
+        """Where the recipe writes its model of `seed`: beside --out, named for what it is."""
+        return out.with_name(f"{out.stem}.{cls.name}-seed{seed}.onlstm")
+
+    def options(self) -> dict:
+        """Its own options as the recipe's record keeps them (a rerun must repeat them)."""
+        return {}
+
+    def train(self, job: TeacherJob, reporter) -> TeacherRun:
+        raise NotImplementedError
+
+    def load(self, path: Path, self_train):
+        """Its model file at `path` as a Teacher (induction/teachers.py), voting as `self_train` says."""
+        raise NotImplementedError
+
+    def record(self, run: TeacherRun) -> dict:
+        """What the recipe's record keeps of a finished run beside its family, seed and file: its health."""
+        from onlstm_cli.training.recipe.record import rounded
+        return {self.health_key: rounded(run.health)}
+
+
+class OnlstmFamily(ModelFamily):
+    """ON-LSTM language models, trained as a plain `onlstm train` would (the same options, its own seed); their
+    health is their best validation perplexity, and each votes with its parse layer and the layers next to it."""
+    name = kind = "onlstm"
+    health = "validation perplexity"
+    health_key = "valid_ppl"  # as records written before families named it
+
+    def __init__(self, run):
+        self.model_config, self.train_config, self.lm_options = dict(run.model_config), run.train_config, run.lm_options
+
+    @classmethod
+    def path(cls, out: Path, seed: int) -> Path:
+        from onlstm_cli.training.recipe.files import lm_path
+        return lm_path(out, seed)
+
+    def train(self, job: TeacherJob, reporter) -> TeacherRun:
+        from onlstm_cli.training.lm.train import train_model
+        config = replace(self.train_config, seed=job.seed, time_budget=job.budget.seconds,
+                         threads=job.threads or self.train_config.threads)
+        result = train_model(job.corpus, job.out, dict(self.model_config), config, valid=job.valid, resume=job.resume,
+                             reporter=reporter, budget=job.budget, **self.lm_options)
+        return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,
+                          result.seconds)
+
+    def load(self, path: Path, self_train):
+        from onlstm_cli.induction.teachers import OnlstmTeacher
+        from onlstm_cli.modelfile import load_model
+        return OnlstmTeacher(load_model(path), self_train.teacher_layers, self_train.extra_layers)
+
+
+# name → family: what --families offers and the recipe's record names
+FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily}

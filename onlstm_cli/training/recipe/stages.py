@@ -1,0 +1,116 @@
+"""The recipe's first stage (recipe/runner.py): every family of --families trains its models, seeds S, S+1, …,
+S+K−1, each written beside --out (`ModelFamily.path`), within the stage's share of the one budget. Side by side,
+one process a model (side_by_side.py), where more than one trains at once; else one after another in this process.
+Each model goes into the record as it ends, so an interruption loses none that finished."""
+from __future__ import annotations
+
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.training.families import TeacherJob, TeacherRun
+from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.recipe import side_by_side
+from onlstm_cli.training.recipe.budget import StageProgress
+from onlstm_cli.training.recipe.record import rounded
+
+
+def teacher_name(job: TeacherJob) -> str:
+    """How the log names a teacher: "language model 2 of 4 (seed 1112)", another family's by its name."""
+    return f"{model_word(job)} {job.number} of {job.total} (seed {job.seed})"
+
+
+class TeacherStage:
+    """Stage 1 of `run` (a RecipeRun), its record `state`."""
+
+    def __init__(self, run, state):
+        self.run, self.state = run, state
+
+    def pending(self) -> list[TeacherJob]:
+        """The teachers not yet in the record, in order: family by family, seed by seed (budgets set as they start)."""
+        done = {(t.get("family", "onlstm"), t["seed"]) for t in self.state.teachers}
+        everything = [(family, seed) for family in self.run.families for seed in self.run.seeds()]
+        jobs = []
+        for number, (family, seed) in enumerate(everything, 1):
+            if (family.name, seed) not in done:
+                out = family.path(self.run.out, seed)
+                ckpt = checkpoint_path(out)
+                jobs.append(TeacherJob(family, seed, number, self.run.corpus, self.run.valid, out, None,
+                                       ckpt if ckpt.exists() else None, total=len(everything)))
+        return jobs
+
+    def train(self) -> int:
+        """Trains what is left of the stage; the signal that stopped it, else 0."""
+        pending = self.pending()
+        if len(pending) > 1 and self.run.slots() > 1:
+            return self.side_by_side(pending)
+        for k, job in enumerate(pending):
+            job.budget = self.budgets(len(pending) - k)[0]
+            self.run.log(f"recipe: stage 1 of 2, {teacher_name(job)} → {job.out}"
+                         f"{', resumed from its checkpoint' if job.resume else ''}; "
+                         f"{self.run.clock.eta_text(self.state, job.number)}")
+            outcome = job.family.train(job, self.run.reporter)
+            if not outcome.interrupted:
+                self.record(job, outcome)
+            self.run.save(self.state, "language_models")
+            if outcome.interrupted:
+                return outcome.stop_signal
+        return 0
+
+    def budgets(self, models: int) -> list:
+        """Each of the next `models` models' budget: its own share of the stage, and its round's end."""
+        plan = self.run.clock
+        return [self.run.budget.part(plan.lm_budget(), until=end) for end in plan.lm_deadlines(self.state, models)]
+
+    def record(self, job: TeacherJob, outcome: TeacherRun) -> None:
+        if not job.out.exists():
+            raise TrainingError(f"the {model_word(job)} of seed {job.seed} saved no model: give it more time")
+        entry = {"family": job.family.name, "seed": job.seed, "path": job.out.name, **job.family.record(outcome),
+                 "epochs": round(outcome.epochs, 3), "seconds": round(outcome.seconds, 1)}
+        self.state.teachers.append(entry)
+        order = [f.name for f in self.run.families]  # side by side, they end in any order
+        self.state.teachers.sort(key=lambda t: (order.index(t.get("family", "onlstm")), t["seed"]))
+        self.run.log(f"recipe: {teacher_name(job)} done: {outcome.epochs:.2f} epochs in {outcome.seconds / 60:.1f} "
+                     f"min, {job.family.health} {rounded(outcome.health)}")
+
+    def side_by_side(self, pending: list[TeacherJob]) -> int:
+        """The stage with one process a model (side_by_side.py); returns the signal that stopped it, else 0."""
+        run = self.run
+        slots = min(run.slots(), len(pending))
+        threads = side_by_side.threads_each(slots, run.train_config.threads)
+        for job, budget in zip(pending, self.budgets(len(pending))):
+            job.budget, job.threads = budget, threads
+        run.log(f"recipe: stage 1 of 2, {len(pending)} {models_text(pending)}, {slots} at a time side by side "
+                f"({threads} thread{'s' if threads > 1 else ''} each); {run.clock.eta_text(self.state, pending[0].number)}")
+        failures = []
+        progress = StageProgress(run.clock, self.state, pending[0].total, run.recipe.progress_every, run.log)
+
+        def started(job):
+            run.log(f"recipe: {teacher_name(job)} → {job.out}{', resumed from its checkpoint' if job.resume else ''}; "
+                    f"its lines start [{job.label}]; {run.clock.eta_text(self.state, job.number)}")
+
+        def finished(job, outcome):  # into the record as each model ends, so a kill -9 later loses none of it
+            if "error" in outcome:
+                failures.append(f"the {model_word(job)} of seed {job.seed} failed: {outcome['error']}")
+            elif not outcome["interrupted"]:
+                try:
+                    self.record(job, TeacherRun(**outcome))
+                except TrainingError as e:  # said once the others have stopped
+                    failures.append(str(e))
+                    outcome["error"] = str(e)
+            run.save(self.state, "language_models")
+
+        try:
+            stop = side_by_side.train_side_by_side(pending, slots, started, finished, progress.tick,
+                                                   live=getattr(run.reporter, "live", False) and run.reporter)
+        finally:
+            run.save(self.state, "language_models")
+        if failures:
+            raise TrainingError("; ".join(failures) + " (rerun the same command to go on from the checkpoints)")
+        return stop
+
+
+def model_word(job: TeacherJob) -> str:
+    return "language model" if job.family.name == "onlstm" else f"{job.family.name} model"
+
+
+def models_text(jobs: list[TeacherJob]) -> str:
+    names = {job.family.name for job in jobs}
+    return "language models" if names == {"onlstm"} else "models (" + ", ".join(sorted(names)) + ")"

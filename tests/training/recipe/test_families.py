@@ -1,0 +1,71 @@
+"""Issue 51: the recipe's unit is a model family. A toy family (toy_family.py: one module) registered with one table
+line trains beside the ON-LSTM through the entry point the CLI uses (run_recipe), is stopped by SIGTERM mid-stage,
+resumes from its checkpoint, votes, and the finished file's card names both families."""
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from conftest import write_corpus
+from toy_family import ToyFamily
+
+from onlstm_cli.config import RecipeConfig, TrainConfig
+from onlstm_cli.info import info_text, model_info
+from onlstm_cli.modelfile import read_archive
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.training.families import FAMILIES
+from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.recipe.runner import run_recipe, state_path
+from onlstm_cli.training.run.clock import Budget
+
+TINY_LM = dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5)
+
+
+def recipe(corpus: Path, out: Path, log):
+    return run_recipe(corpus, out, None, TINY_LM,
+                      TrainConfig(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
+                                  threads=1),
+                      dict(tokenizer=Tokenizer("ptb")), RecipeConfig(seeds=2, side_by_side=1, families=("onlstm", "toy")),
+                      log=log, budget=Budget(None))
+
+
+def test_a_family_registered_by_one_table_line_trains_votes_and_resumes_in_the_recipe(tmp_path, monkeypatch):
+    monkeypatch.setitem(FAMILIES, "toy", ToyFamily)  # the table line
+    corpus = write_corpus(tmp_path / "corpus.txt", 200, seed=5)
+    out = tmp_path / "mixed.onlstm"
+    monkeypatch.setattr(ToyFamily, "interrupt_at", 3)
+    said = []
+    first = recipe(corpus, out, said.append)
+    assert first.interrupted and first.stop_signal == signal.SIGTERM
+    record = json.loads(state_path(out).read_text())
+    assert [(t["family"], t["seed"]) for t in record["teachers"]] == [("onlstm", 1111), ("onlstm", 1112)]
+    toy = ToyFamily.path(out, 1111)
+    assert json.loads(checkpoint_path(toy).read_text()) == {"step": 3} and not toy.exists()
+
+    monkeypatch.setattr(ToyFamily, "interrupt_at", None)
+    said.clear()
+    second = recipe(corpus, out, said.append)
+    assert not second.interrupted and out.is_file(), said
+    assert any(f"toy model 3 of 4 (seed 1111) → {toy}, resumed from its checkpoint" in line for line in said), said
+    record = json.loads(state_path(out).read_text())
+    assert record["version"] == 2
+    assert [(t["family"], t["seed"]) for t in record["teachers"]] == [
+        ("onlstm", 1111), ("onlstm", 1112), ("toy", 1111), ("toy", 1112)]
+    assert [t.get("health") for t in record["teachers"][2:]] == [1.1, 1.0]  # the toy's own figure, by seed
+    assert all(t["votes"] for t in record["teachers"])
+    assert load_model(out).span_parser is not None
+    assert str(toy) in read_archive(out)["span_parser"]["meta"]["teacher"]  # the toy voted
+    card = info_text(model_info(out))
+    assert "toy model, health 1.1" in card and "valid ppl" in card
+
+
+def test_an_unknown_family_is_refused_in_one_line(tmp_path):
+    from onlstm_cli.errors import TrainingError
+    corpus = write_corpus(tmp_path / "corpus.txt", 40, seed=5)
+    with pytest.raises(TrainingError, match="--families pcfg: no such model family; choose from onlstm"):
+        run_recipe(corpus, tmp_path / "m.onlstm", None, TINY_LM, TrainConfig(), {},
+                   RecipeConfig(seeds=2, families=("onlstm", "pcfg")))
