@@ -1,34 +1,15 @@
-"""What a training run checks before it trains: that `--out` can take its files, and that a checkpoint
+"""What a language model's run checks before it trains: that --out has room for its files, and that a checkpoint
 it resumes from fits this command (the same global batch, model, data and optimizer). Each problem is one
 line for the user (TrainingError)."""
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from onlstm_cli.errors import ModelFileError, TrainingError
-from onlstm_cli.files import lock_path
-from onlstm_cli.modelfile import read_archive, stale_temp_files, write_failure
-
-
-def checkpoint_path(out: str | Path) -> Path:
-    return Path(str(out) + ".ckpt")
-
-
-def token_file_path(out: str | Path) -> Path:
-    """The training corpus as ids (corpus.py), kept beside the model for a resumed run; safe to delete."""
-    return Path(str(out) + ".tokens")
-
-
-def run_outputs(out: str | Path, name: str = "--out") -> list[tuple[str, Path]]:
-    """Every file a training run writes (or a rerun replaces) for `out`, each as (what the user calls it, path),
-    for files.check_outputs: the model, its checkpoint, the corpus as ids and the lock held while it runs."""
-    out = Path(out)
-    return [(name, out), (f"{name}'s checkpoint", checkpoint_path(out)), (f"{name}'s token file", token_file_path(out)),
-            (f"{name}'s lock file", lock_path(out))]
+from onlstm_cli.modelfile import read_archive
+from onlstm_cli.training.run.identity import first_change
 
 
 def check_global_batch(ckpt: dict, path: str | Path, global_batch: int) -> None:
@@ -58,10 +39,9 @@ def check_resumed_options(ckpt: dict, path: str | Path, given: dict) -> None:
     data = ckpt.get("data", {})
     written = {**ckpt.get("config", {}), **{k: data.get(k) for k in ("pretokenized", "keep_punct", "max_vocab",
                                                                          "min_freq")}}
-    for key, value in given.items():
-        before = written.get(key, False if key == "reverse" else None)
-        if value is None or before is None or value == before:
-            continue
+    change = first_change(written, given, lambda key: False if key == "reverse" else None)
+    if change is not None:
+        key, before, value = change
         option = RESUMED_OPTIONS[key]
         shown = (lambda v: "on" if v is True else "off" if v is False else v)
         raise TrainingError(f"{path} was trained with {option} {shown(before)}, this command has {shown(value)}: "
@@ -81,21 +61,6 @@ def check_resumed_optimizer(ckpt: dict, path: str | Path, optimizer: str | None)
                             f"with --optimizer {before}")
 
 
-def check_destination(out: Path) -> None:
-    """Before any training: `out` must be a file name in a directory we can write to. Hidden temporary files
-    that a save killed mid-write left beside it are removed."""
-    if out.is_dir():
-        raise TrainingError(f"--out {out} is a directory; give a file name, such as {out / 'model.onlstm'}")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise TrainingError(f"cannot write --out {out}: {write_failure(e)}") from None
-    for path in (out, checkpoint_path(out), token_file_path(out)):
-        for stale in stale_temp_files(path):
-            stale.unlink(missing_ok=True)
 
 
 def check_free_space(out: Path, model) -> None:

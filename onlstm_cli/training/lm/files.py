@@ -1,6 +1,5 @@
-"""What a training run writes (rank 0 alone): the model file and the checkpoint, each atomically. A save
-that fails (a full disk, a file system gone read-only) is reported in one line and tried again at the
-next; training goes on, and a run whose last save failed ends with an error (`unsaved`)."""
+"""What a language model's run writes (rank 0 alone): the model file and the checkpoint, each atomically, through
+the run layer's Saves (run/files.py: a failed save is said and tried again at the next)."""
 from __future__ import annotations
 
 import time
@@ -10,10 +9,10 @@ from typing import Callable
 import torch
 
 from onlstm_cli import __version__
-from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.lm.setup import Plan
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, atomic_save, model_archive, save_model
-from onlstm_cli.errors import ModelFileError
+from onlstm_cli.training.run.files import Saves
 
 
 class RunFiles:
@@ -21,7 +20,7 @@ class RunFiles:
                  seconds: Callable[[], float]):
         self.out, self.model, self.plan, self.reporter, self.seconds = out, model, plan, reporter, seconds
         self.data_meta, self.train_meta = data_meta, train_meta
-        self.unsaved: str | None = None  # why the latest save failed, until a save succeeds
+        self.saving = Saves(reporter.message)
         self.last_checkpoint = time.time()  # when the latest checkpoint was tried
 
     def meta(self, epochs_done: float, valid_ppl: float | None) -> dict:
@@ -49,12 +48,6 @@ class RunFiles:
             atomic_save(archive, checkpoint_path(self.out))
         return self.saving(write)
 
-    def saving(self, write) -> bool:
-        try:
-            write()
-        except ModelFileError as e:  # a full disk, a file system gone read-only, weights float16 cannot hold
-            self.unsaved = str(e)
-            self.reporter.message(f"warning: {e}; training goes on, and the next save tries again")
-            return False
-        self.unsaved = None
-        return True
+    @property
+    def unsaved(self) -> str | None:
+        return self.saving.unsaved

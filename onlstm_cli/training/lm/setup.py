@@ -15,7 +15,8 @@ from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.lm.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
-from onlstm_cli.training.lm.checks import check_global_batch, check_resumed_optimizer, check_resumed_options, token_file_path
+from onlstm_cli.training.lm.checks import check_global_batch, check_resumed_optimizer, check_resumed_options
+from onlstm_cli.training.run.files import token_file_path
 from onlstm_cli.text.languages import default_split
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.units import MAX_INPUT_TYPES, reads_ngrams, unseen_share

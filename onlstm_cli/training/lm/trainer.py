@@ -12,15 +12,16 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.config import TrainConfig
-from onlstm_cli.errors import Diverged, TrainingError
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.lm.model import ONLSTMLanguageModel
 from onlstm_cli.lm.perplexity import evaluate_perplexity
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.corpus import TokenColumns
 from onlstm_cli.training.lm.distributed import Group, lost_peer
-from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.lm.files import RunFiles
 from onlstm_cli.training.run.clock import ESTIMATE_STEPS, Budget, Clock
+from onlstm_cli.training.run.guard import DivergenceGuard
 from onlstm_cli.training.lm.report import Reporter, start_lines
 from onlstm_cli.training.lm.setup import Plan
 from onlstm_cli.training.lm.steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
@@ -85,7 +86,7 @@ class Trainer:
         train_meta = {**asdict(tc), "world_size": group.world_size, "global_batch_size": self.global_batch}
         self.clock = Clock(budget, self.state.seconds, self.epoch_tokens, tc.epochs)
         self.files = RunFiles(out, self.raw_model, plan, data_meta, train_meta, reporter, self.clock.seconds)
-        self.bad_steps = 0          # steps in a row whose loss or gradient was not finite
+        self.guard = DivergenceGuard(tc.max_bad_steps)
         self.rate = RateSchedule(tc, self.state.history)
         # where the run stands, for the rate: from the checkpoint here, then from rank 0's clock at each step (agree)
         self.share_done = self.clock.share_before(self.epochs_at(self.state.epoch, self.state.position))
@@ -169,7 +170,7 @@ class Trainer:
             self.share_done = decision.share_done
             good = stepped and math.isfinite(decision.loss)  # alike on every rank (see step)
             if good:
-                self.bad_steps = 0
+                self.guard.good_step()
                 self.record(decision.loss, length, tally, loss_log)
             else:
                 hidden = self.after_bad_step()
@@ -216,12 +217,11 @@ class Trainer:
     def after_bad_step(self) -> list:
         """A fresh state after a step whose loss or gradient was not finite (a NaN state would spoil every
         later step), or the end of a run that has had too many of them in a row."""
-        self.bad_steps += 1
-        if self.bad_steps >= self.tc.max_bad_steps:
-            kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
-            raise Diverged(f"training diverged in epoch {self.state.epoch}: {self.bad_steps} steps in a row had a "
-                           f"loss or gradient that is not a finite number; {kept}start again (or --resume "
-                           f"{checkpoint_path(self.out)} if there is one) with a lower --lr")
+        kept = f"{self.out} keeps the best model so far; " if self.out.exists() else ""
+        self.guard.bad_step(lambda steps: (
+            f"training diverged in epoch {self.state.epoch}: {steps} steps in a row had a loss or gradient that is "
+            f"not a finite number; {kept}start again (or --resume {checkpoint_path(self.out)} if there is one) with a "
+            "lower --lr"))
         return self.raw_model.init_state(self.tc.batch_size)
 
     def record(self, loss: float, length: int, tally: EpochTally, loss_log) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.files import bounded_lines, lock_path
 from onlstm_cli.modelfile import atomic_file, glob_escape
-from onlstm_cli.training.lm.checks import checkpoint_path, run_outputs, token_file_path
+from onlstm_cli.training.run.files import checkpoint_path, run_outputs, token_file_path
 
 RECORD_SUFFIX = ".recipe.json"
 

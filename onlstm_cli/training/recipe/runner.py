@@ -49,7 +49,7 @@ from onlstm_cli.training.recipe.budget import StagePlan
 from onlstm_cli.training.recipe.stages import TeacherStage
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
                                               voters_by_family, voting_teachers, weight_text)
-from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
+from onlstm_cli.training.run.files import check_destination, checkpoint_path
 
 # what callers and tests import from here
 __all__ = ["MAX_RECORD_BYTES", "RecipeResult", "RecipeRun", "RecipeState", "held_out_split", "lm_path",

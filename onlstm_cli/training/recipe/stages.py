@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.families import TeacherJob, TeacherRun
-from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.recipe import side_by_side
 from onlstm_cli.training.recipe.budget import StageProgress
 from onlstm_cli.training.recipe.record import rounded

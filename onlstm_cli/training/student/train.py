@@ -24,8 +24,10 @@ from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, stored_weights)
 from onlstm_cli.induction.teachers import Teacher, as_teacher
-from onlstm_cli.training.lm.checks import check_destination, checkpoint_path
+from onlstm_cli.training.run.files import Saves, check_destination, checkpoint_path
 from onlstm_cli.training.run.clock import Budget, Clock
+from onlstm_cli.training.run.guard import DivergenceGuard
+from onlstm_cli.training.run.identity import first_change
 from onlstm_cli.training.student.votes import Votes, votes_of
 from onlstm_cli.span.model import SpanParser, padded, padded_units, trainable_spans
 from onlstm_cli.signals import StopSignals
@@ -122,11 +124,11 @@ IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "t
 
 
 def check_resumable(state: dict, identity: dict, resume) -> None:
-    for key, value in identity.items():
-        before = state.get("identity", {}).get(key)
-        if before is not None and before != value:
-            raise TrainingError(f"{resume} is the checkpoint of a run with other {IDENTITY_NAMES[key]} "
-                                f"({before} here: {value}); resume it with the run's own options, or start anew")
+    change = first_change(state.get("identity", {}), identity)
+    if change is not None:
+        key, before, value = change
+        raise TrainingError(f"{resume} is the checkpoint of a run with other {IDENTITY_NAMES[key]} "
+                            f"({before} here: {value}); resume it with the run's own options, or start anew")
 
 
 @dataclass
@@ -260,6 +262,7 @@ class _Run:
         self.budget = clock.time_budget
         self.log, self.meta, self.teacher = log, meta, teacher
         self.checkpoint = checkpoint_path(out)
+        self.saves, self.guard = Saves(log), DivergenceGuard(train.max_bad_steps)
 
     def seconds(self) -> float:
         return self.clock.seconds()
@@ -284,6 +287,8 @@ class _Run:
                      f"{self.checkpoint}")
         if not self.out.exists() and stop != "interrupt":
             raise TrainingError("the time budget ended before a span parser could be validated and saved")
+        if self.saves.unsaved is not None:
+            raise TrainingError(f"training stopped, but its last save failed: {self.saves.unsaved}")
         return SelfTrainResult(self.out, self.checkpoint, len(p.history), p.best, self.seconds(), stop == "patience",
                                stop == "time", stop == "interrupt", int(signals.caught),
                                self.meta.get("teacher_agreement"), self.data.right_branching,
@@ -318,7 +323,15 @@ class _Run:
                              self.data.sentences or None)
         self.optimizer.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.parser.parameters(), self.train.clip)
+        norm = torch.nn.utils.clip_grad_norm_(self.parser.parameters(), self.train.clip)
+        if not (math.isfinite(float(loss)) and bool(torch.isfinite(norm))):  # not applied: it would spoil the weights
+            self.optimizer.zero_grad()
+            kept = f"{self.out} keeps the best span parser so far; " if self.out.exists() else ""
+            self.guard.bad_step(lambda steps: (
+                f"self-training diverged in epoch {self.progress.epoch}: {steps} steps in a row had a loss or "
+                f"gradient that is not a finite number; {kept}start again with a lower --lr"))
+            return
+        self.guard.good_step()
         self.optimizer.step()
 
     def end_epoch(self) -> None:
@@ -336,15 +349,15 @@ class _Run:
             p.best = loss
             meta = {**self.meta, "epochs": round(epochs, 3), "valid_loss": round(loss, 5), "history": list(p.history),
                     "seconds": round(self.seconds(), 1)}
-            atomic_save(student_archive(self.teacher, self.parser, meta), self.out)
+            self.saves(lambda: atomic_save(student_archive(self.teacher, self.parser, meta), self.out))
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()
 
     def save_checkpoint(self) -> None:
         p = self.progress
-        atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "self_training": {
+        self.saves(lambda: atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "self_training": {
             "state_dict": self.parser.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": p.epoch,
             "step": p.step, "batches": p.batches, "best": p.best, "history": p.history, "rng": self.rng.getstate(),
             "torch_rng": torch.get_rng_state(), "seconds": self.seconds(), "identity": self.identity,
             "sentences": p.sentences}},
-            self.checkpoint)
+            self.checkpoint))

@@ -25,7 +25,7 @@ from onlstm_cli.text.corpus import (
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_UNITS
 from onlstm_cli.lm.model import ModelConfig
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
-from onlstm_cli.training.lm.checks import token_file_path
+from onlstm_cli.training.run.files import token_file_path
 from onlstm_cli.lm.perplexity import text_perplexity
 from onlstm_cli.training.lm.train import TrainConfig, TrainResult, checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import onlstm_cli.errors
 import onlstm_cli.modelfile as modelfile
 import onlstm_cli.training.lm.checks
+import onlstm_cli.training.run.files
 import onlstm_cli.training.lm.train
 import onlstm_cli.training.lm.trainer
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
@@ -147,7 +148,7 @@ def test_out_that_cannot_be_written_is_refused_before_training(corpus, tmp_path,
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(onlstm_cli.training.lm.checks.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(onlstm_cli.training.run.files.tempfile, "mkstemp", read_only)
     reporter = QuietReporter()
     with pytest.raises(TrainingError, match="cannot write --out .*: read-only file system"):
         train(corpus, tmp_path / "m.onlstm", reporter)

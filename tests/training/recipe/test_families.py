@@ -18,7 +18,7 @@ from onlstm_cli.modelfile import read_archive
 from onlstm_cli.modelfile import load_model
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.families import FAMILIES
-from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.recipe.runner import run_recipe, state_path
 from onlstm_cli.training.run.clock import Budget
 

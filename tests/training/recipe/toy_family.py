@@ -14,7 +14,7 @@ from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.families import ModelFamily, TeacherRun
-from onlstm_cli.training.lm.checks import checkpoint_path
+from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.run.clock import Clock
 from onlstm_cli.trees import build_tree, tree_spans
 

@@ -597,11 +597,12 @@ def test_bad_teacher_layers_are_refused_in_one_line(layers, message, runner, mod
 
 def test_a_new_teacher_family_is_a_class_with_a_name_a_tokenizer_and_trees(tiny_loaded, tiny_corpus, tmp_path):
     """The Teacher seam (induction/teachers.py): a model family that is no ON-LSTM votes beside one by giving its
-    name, its tokenizer and its voters' trees; self-training learns from its votes without knowing what it is."""
-    from onlstm_cli.induction.teachers import Teacher
+    name, its tokenizer and its voters' trees (TeacherBase gives the rest); self-training learns from its votes
+    without knowing what it is."""
+    from onlstm_cli.induction.teachers import Teacher, TeacherBase
     from onlstm_cli.training.student.votes import left_branching_spans, votes_of
 
-    class LeftBranchingTeacher:  # a toy family: every sentence's left-branching tree, a single voter
+    class LeftBranchingTeacher(TeacherBase):  # a toy family: every sentence's left-branching tree, a single voter
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
 
         def voter_trees(self, sentences, batch_size=64, model_tokens=True):
@@ -681,7 +682,9 @@ def test_the_votes_read_the_text_as_the_host_models_training_text_was_read(keep_
 
     from onlstm_cli.training.student.votes import left_branching_spans, votes_of
 
-    class LeftBranchingTeacher:
+    from onlstm_cli.induction.teachers import TeacherBase
+
+    class LeftBranchingTeacher(TeacherBase):
         name, tokenizer, weighing = "left-branching", tiny_loaded.tokenizer, 0
 
         def voter_trees(self, sentences, batch_size=64, model_tokens=True):
