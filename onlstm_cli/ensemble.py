@@ -9,8 +9,19 @@ from pathlib import Path
 from onlstm_cli.config import COMBINE_RULES, EnsembleConfig
 from onlstm_cli.errors import UserError
 from onlstm_cli.modelfile import (LoadedModel, atomic_save, load_model, model_archive, model_from_archive,
-                                  normalized_weights, with_members)
+                                  normalized_weights)
 from onlstm_cli.trees import SPLIT_RULES
+
+
+def with_members(archive: dict, members: list[dict], combine: str = "mean",
+                 weights: list[float] | None = None) -> dict:
+    """An ensemble archive: `archive` plus other model archives as members (see the module docstring)."""
+    combined = dict(archive, combine=combine)
+    if weights is not None:
+        combined["weights"] = [float(w) for w in weights]
+    combined["members"] = [{k: v for k, v in m.items() if k not in ("format", "version", "members")}
+                           for m in members]
+    return combined
 
 
 def check_ensemble(models: list[LoadedModel], config: EnsembleConfig) -> None:

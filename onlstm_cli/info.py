@@ -49,6 +49,8 @@ def model_info(model: str | Path) -> dict:
 
 
 def model_sizes(loaded) -> dict:
+    if loaded.model is None:  # a span parser alone (a student no language model hosted)
+        return {"vocabulary": len(loaded.vocab)}
     config = loaded.config
     return {"parameters": sum(p.numel() for p in loaded.model.parameters()), "layers": config.n_layers,
             "embedding": config.emb_size, "hidden": config.hidden_size, "chunk": config.chunk_size,
@@ -101,7 +103,9 @@ def info_text(report: dict) -> str:
     """The report as a model card: a heading, then a section a subject (the model, how its language model
     was trained, its span parser, its card's figures), one row a fact. Every string from the file is shown
     printable (console.printable): a crafted file cannot act on the terminal."""
-    sections = [("model", model_rows(report)), ("language model training", lm_training_rows(report))]
+    sections = [("model", model_rows(report))]
+    if "layers" in report["sizes"]:  # a span parser alone has no language model's training to show
+        sections.append(("language model training", lm_training_rows(report)))
     if "span_parser" in report:
         sections.append(("span parser", span_parser_rows(report["span_parser"])))
     elif isinstance(report.get("student_check"), dict):  # the consensus parser a recipe shipped for its student
@@ -138,8 +142,14 @@ def ngram_text(sizes: dict) -> str:
 
 def model_rows(report: dict) -> list[tuple[str, str]]:
     sizes, tok = report["sizes"], report["tokenizer"]
-    rows = [("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
-                         f"{''.join(f', {name}' for name, on in tokenizer_traits(tok) if on)}"),
+    language = ("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
+                            f"{''.join(f', {name}' for name, on in tokenizer_traits(tok) if on)}")
+    if "layers" not in sizes:
+        return [language, ("sizes", f"a span parser without a language model; vocabulary {sizes['vocabulary']:,} "
+                                    "words"),
+                ("parsing", "the span parser's trees" + ("; cut at punctuation marks first"
+                                                         if report.get("punctuation") == "boundaries" else ""))]
+    rows = [language,
             ("sizes", f"{sizes['parameters'] / 1e6:.2f} M parameters{' per model' if 'ensemble' in report else ''}: "
                       f"{sizes['layers']} layers, embedding {sizes['embedding']}, hidden {sizes['hidden']}, chunk "
                       f"{sizes['chunk']}; vocabulary {sizes['vocabulary']:,} words{ngram_text(sizes)}; reads "

@@ -3,12 +3,16 @@ uses them: its meta, the record of how it was made (data, options, validations, 
 `onlstm info` and read back by perplexity and by resumed runs: small enough to walk and plain data
 (check_meta_size), every field read back of the type it is read as (check_meta); its configuration and
 tokenizer (check_fields), vocabulary (check_vocab), and how it parses: parse layer, split rule, language,
-ensemble combination and weights (check_header). A damaged or crafted file is a one-line "is damaged", never an
-error where a field is read."""
+ensemble combination and weights (check_header), and the sizes its header declares against the weights it holds
+(check_declared_sizes). A damaged or crafted file is a one-line "is damaged", never an error where a field is read."""
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
+
+import torch
+from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.config import COMBINE_RULES
 from onlstm_cli.errors import ModelFileError
@@ -171,3 +175,57 @@ def normalized_weights(weights) -> list[float]:
     (1e308 and 1e308 would make every distance inf / inf, NaN)."""
     top = max(weights)
     return [float(w) / top for w in weights]
+
+
+class _NoInitialization(TorchFunctionMode):
+    """Skips torch.nn.init while a module is built for its shapes: on the meta device an initializer runs
+    through torch._refs, whose first call imports torch._dynamo, more than a second of every start."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__module__", None) == "torch.nn.init":
+            return args[0] if args else None
+        return func(*args, **(kwargs or {}))
+
+
+SIZE_FIELDS = ("vocab_size", "emb_size", "hidden_size", "n_layers", "chunk_size")
+
+
+def check_declared_sizes(section: dict, where: str, layer_weight: str, config_class, build,
+                         fields=SIZE_FIELDS) -> None:
+    """The sizes a header declares against the tensors present, before any weight is allocated: the number
+    of layers against the layers whose weights are there (`layer_weight`: a pattern naming one weight of
+    layer k), then every weight's shape against those of the module `build(config)` would make, built on
+    the meta device (shapes without storage). A header declaring 10^8 words or 10^6 layers over a small
+    file is refused here instead of being allocated or built."""
+    config, state = section.get("config"), section.get("state_dict")
+    if not isinstance(config, dict) or not isinstance(state, dict) \
+            or not all(isinstance(name, str) and isinstance(t, torch.Tensor) for name, t in state.items()):
+        raise ModelFileError(f"{where} is damaged: it has no configuration or no weights")
+    check_fields(config, config_class, where, "configuration")
+    for name in fields:
+        value = config.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ModelFileError(f"{where} is damaged: its {name} is {str(value)[:40]!r}, not a positive whole number")
+    present = {m.group(1) for name in state if (m := re.fullmatch(layer_weight, name))}
+    if config["n_layers"] != len(present):
+        raise ModelFileError(f"{where} is damaged: it declares {config['n_layers']} layers but holds the weights "
+                             f"of {len(present)}")
+    try:
+        with torch.device("meta"), _NoInitialization():
+            declared = {name: (tuple(t.shape), t.dtype) for name, t in build(config).state_dict().items()}
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RuntimeError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
+    for name in sorted(set(declared) | set(state)):
+        if name not in state or name not in declared:
+            how = "lacks the weight" if name not in state else "has a weight its configuration does not declare:"
+            raise ModelFileError(f"{where} is damaged: it {how} {name[:60]!r}")
+        shape, dtype = declared[name]
+        if tuple(state[name].shape) != shape:
+            shown_shape = " × ".join(map(str, state[name].shape))
+            raise ModelFileError(f"{where} is damaged: its {name[:60]} is {shown_shape or 'a scalar'} but its "
+                                 f"configuration ({', '.join(f'{k} {config[k]}' for k in fields)}) makes it "
+                                 f"{' × '.join(map(str, shape))}")
+        if state[name].is_complex() or state[name].is_floating_point() != dtype.is_floating_point:
+            raise ModelFileError(f"{where} is damaged: its {name[:60]} holds {str(state[name].dtype)[6:]} values, "
+                                 f"not {'real numbers' if dtype.is_floating_point else str(dtype)[6:]}")

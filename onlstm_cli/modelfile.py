@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import warnings
 import tempfile
 import zipfile
@@ -32,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.files import check_readable_file, check_writable_kind
-from onlstm_cli.model_meta import (LM_META, SPAN_PARSER_META, check_fields, check_header, check_meta,  # noqa: F401
-                                   check_meta_size, check_vocab, normalized_weights, shown, validation_history)
+from onlstm_cli.model_meta import (LM_META, SPAN_PARSER_META, check_declared_sizes, check_fields,  # noqa: F401
+                                   check_header, check_meta, check_meta_size, check_vocab, normalized_weights, shown,
+                                   validation_history)
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
@@ -55,7 +54,7 @@ MAX_PICKLE_BYTES = 64 << 20  # the pickled structure (vocabulary, meta, ...; 177
 
 @dataclass
 class LoadedModel:
-    model: ONLSTMLanguageModel
+    model: ONLSTMLanguageModel | None  # None: a span parser written without a language model (kind "span")
     vocab: Vocabulary
     tokenizer: Tokenizer
     lang: str
@@ -71,7 +70,35 @@ class LoadedModel:
 
     @property
     def config(self) -> ModelConfig:
+        if self.model is None:
+            raise ModelFileError(f"{self.path} is a span parser without a language model: it has no layers, "
+                                 "layer distances or perplexity of its own")
         return self.model.config
+
+    @property
+    def unit_buckets(self) -> int:
+        """Rows of character n-grams its language model reads words by (0: words alone, or no language model)."""
+        return 0 if self.model is None else self.model.config.unit_buckets
+
+    def word_vectors(self) -> tuple | None:
+        """What its language model has learned of each word, for a student to start from: (its word rows, its
+        n-gram rows or None); None without a language model."""
+        if self.model is None:
+            return None
+        return self.model.embedding.weight.data, getattr(self.model.unit_embedding, "weight", None)
+
+    def to(self, device) -> "LoadedModel":
+        """Every network it holds onto `device`."""
+        for part in (self, *self.members):
+            if part.model is not None:
+                part.model.to(device)
+        if self.span_parser is not None:
+            self.span_parser.to(device)
+        return self
+
+    def first_model_only(self) -> None:
+        """An ensemble file read as its first model alone (less work a sentence)."""
+        self.members, self.weights = [], None
 
     @property
     def punctuation(self) -> str:
@@ -181,15 +208,6 @@ def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
 
 
-def with_members(archive: dict, members: list[dict], combine: str = "mean",
-                 weights: list[float] | None = None) -> dict:
-    """An ensemble archive: `archive` plus other model archives as members (see the module docstring)."""
-    combined = dict(archive, combine=combine)
-    if weights is not None:
-        combined["weights"] = [float(w) for w in weights]
-    combined["members"] = [{k: v for k, v in m.items() if k not in ("format", "version", "members")}
-                           for m in members]
-    return combined
 
 
 def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer,
@@ -246,7 +264,7 @@ def check_weights_present(archive: dict, path: Path) -> None:
 
 
 def ensemble_members(archive: dict, where: str) -> list[dict]:
-    """An ensemble's members, each a model without members of its own (with_members writes none): members
+    """An ensemble's members, each a model without members of its own (ensemble.with_members writes none): members
     within members would let a small file nest models without bound, each level built in full."""
     members = archive.get("members")
     if members is None:
@@ -290,60 +308,6 @@ def check_entries(path: Path) -> None:
                                  f"bytes, more than the {MAX_PICKLE_BYTES:,} this onlstm reads")
     if sum(entry.file_size for entry in entries) > path.stat().st_size:
         raise unreadable(path, "its entries claim more bytes than the file holds")
-
-
-class _NoInitialization(TorchFunctionMode):
-    """Skips torch.nn.init while a module is built for its shapes: on the meta device an initializer runs
-    through torch._refs, whose first call imports torch._dynamo, more than a second of every start."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__module__", None) == "torch.nn.init":
-            return args[0] if args else None
-        return func(*args, **(kwargs or {}))
-
-
-SIZE_FIELDS = ("vocab_size", "emb_size", "hidden_size", "n_layers", "chunk_size")
-
-
-def check_declared_sizes(section: dict, where: str, layer_weight: str, config_class, build,
-                         fields=SIZE_FIELDS) -> None:
-    """The sizes a header declares against the tensors present, before any weight is allocated: the number
-    of layers against the layers whose weights are there (`layer_weight`: a pattern naming one weight of
-    layer k), then every weight's shape against those of the module `build(config)` would make, built on
-    the meta device (shapes without storage). A header declaring 10^8 words or 10^6 layers over a small
-    file is refused here instead of being allocated or built."""
-    config, state = section.get("config"), section.get("state_dict")
-    if not isinstance(config, dict) or not isinstance(state, dict) \
-            or not all(isinstance(name, str) and isinstance(t, torch.Tensor) for name, t in state.items()):
-        raise ModelFileError(f"{where} is damaged: it has no configuration or no weights")
-    check_fields(config, config_class, where, "configuration")
-    for name in fields:
-        value = config.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ModelFileError(f"{where} is damaged: its {name} is {str(value)[:40]!r}, not a positive whole number")
-    present = {m.group(1) for name in state if (m := re.fullmatch(layer_weight, name))}
-    if config["n_layers"] != len(present):
-        raise ModelFileError(f"{where} is damaged: it declares {config['n_layers']} layers but holds the weights "
-                             f"of {len(present)}")
-    try:
-        with torch.device("meta"), _NoInitialization():
-            declared = {name: (tuple(t.shape), t.dtype) for name, t in build(config).state_dict().items()}
-    except (TypeError, ValueError, ArithmeticError, AttributeError, RuntimeError) as e:
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
-    for name in sorted(set(declared) | set(state)):
-        if name not in state or name not in declared:
-            how = "lacks the weight" if name not in state else "has a weight its configuration does not declare:"
-            raise ModelFileError(f"{where} is damaged: it {how} {name[:60]!r}")
-        shape, dtype = declared[name]
-        if tuple(state[name].shape) != shape:
-            shown_shape = " × ".join(map(str, state[name].shape))
-            raise ModelFileError(f"{where} is damaged: its {name[:60]} is {shown_shape or 'a scalar'} but its "
-                                 f"configuration ({', '.join(f'{k} {config[k]}' for k in fields)}) makes it "
-                                 f"{' × '.join(map(str, shape))}")
-        if state[name].is_complex() or state[name].is_floating_point() != dtype.is_floating_point:
-            raise ModelFileError(f"{where} is damaged: its {name[:60]} holds {str(state[name].dtype)[6:]} values, "
-                                 f"not {'real numbers' if dtype.is_floating_point else str(dtype)[6:]}")
 
 
 def check_model_section(archive: dict, where: str, n_models: int = 1) -> None:
@@ -429,9 +393,41 @@ def span_parser_from_archive(section, vocab: Vocabulary, path: str):
     return parser.eval()
 
 
+def span_archive(parser, vocab: Vocabulary, tokenizer: Tokenizer, lang: str, data: dict, meta: dict) -> dict:
+    """A self-trained span parser written without a language model (kind "span"): its vocabulary, tokenizer and
+    language, how its text was read (`data`: pretokenized, keep_punct, punctuation), and the span parser."""
+    return {"format": MODEL_FORMAT, "version": FORMAT_VERSION, "kind": "span", "vocab": list(vocab.itos),
+            "tokenizer": tokenizer.to_dict(), "lang": lang, "split": "symmetric", "meta": {"data": dict(data)},
+            "span_parser": {"config": parser.config.to_dict(), "meta": meta, "state_dict": stored_weights(parser)}}
+
+
+def span_from_archive(archive: dict, path: str = "") -> LoadedModel:
+    """A span parser without a language model (span_archive), every field checked before anything is built."""
+    where = path or "model file"
+    section = archive.get("span_parser")
+    if not isinstance(section, dict) or not isinstance(section.get("config"), dict):
+        raise ModelFileError(f"{where} is damaged: a span parser's file without its span parser")
+    check_vocab(archive.get("vocab"), section["config"].get("vocab_size"), where)
+    check_fields(archive.get("tokenizer"), Tokenizer, where, "tokenizer")
+    lang = archive.get("lang", "")
+    if not isinstance(lang, str) or len(lang) > 64:
+        raise ModelFileError(f"{where} is damaged: its language is {shown(lang)}, not a short name")
+    check_meta_size(archive.get("meta", {}), where)
+    check_meta(archive.get("meta"), LM_META, where)
+    check_span_parser_section(section, len(archive["vocab"]), where)
+    try:
+        vocab, tokenizer = Vocabulary(archive["vocab"][2:]), Tokenizer(**archive["tokenizer"])
+    except (TypeError, ValueError) as e:
+        raise ModelFileError(f"{where} is damaged or incompatible: {str(e)[:160]}") from None
+    loaded = LoadedModel(None, vocab, tokenizer, lang, 0, dict(archive.get("meta") or {}), str(path), "symmetric",
+                         kind="span")
+    loaded.span_parser = span_parser_from_archive(section, vocab, path)
+    return loaded
+
+
 # a model file's kind (its family) → the function that builds the loaded model from its archive, as supar keeps a
 # registry of parser classes. A new family is a module with its model and loader, and one line here.
-MODEL_KINDS = {"onlstm": model_from_archive}
+MODEL_KINDS = {"onlstm": model_from_archive, "span": span_from_archive}
 
 
 def load_model(path: str | Path) -> LoadedModel:

@@ -10,7 +10,8 @@ import torch
 
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, MODEL_FORMAT, atomic_save, load_model,
-                                  model_archive, model_from_archive, read_archive, save_model, with_members)
+                                  model_archive, model_from_archive, read_archive, save_model)
+from onlstm_cli.ensemble import with_members
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary

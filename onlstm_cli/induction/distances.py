@@ -164,7 +164,11 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     for k, h in zip(short, heights):
         results[k] = h
     long = [k for k, s in enumerate(sentences) if len(s) > MAX_SPAN_WORDS]
-    if long:
+    if long and loaded.model is None:  # a span parser alone: the right-branching tree, as distances falling
+        for k in long:
+            results[k] = tree_heights(build_tree(list(range(len(sentences[k]), 0, -1)), list(range(len(sentences[k]))),
+                                                 "symmetric"))
+    elif long:
         distances = _direction_distances(loaded, [sentences[k] for k in long], loaded.parse_layer, batch_size, False)
         for k, d in zip(long, distances):
             results[k] = tree_heights(build_tree(d, list(range(len(d))), loaded.split))

@@ -77,11 +77,6 @@ class ModelCache:
         if key not in self._loaded:
             loaded = load_model(path)
             if not self.ensemble:
-                loaded.members, loaded.weights = [], None
-            device = resolve_device(self.device)
-            for part in (loaded, *loaded.members):
-                part.model.to(device)
-            if loaded.span_parser is not None:
-                loaded.span_parser.to(device)
-            self._loaded[key] = loaded
+                loaded.first_model_only()
+            self._loaded[key] = loaded.to(resolve_device(self.device))
         return self._loaded[key]

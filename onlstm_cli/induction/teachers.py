@@ -25,6 +25,7 @@ class Teacher(Protocol):
     weighing: int          # which of its voters stands for it where one tree a teacher is read (agreement, auto)
 
     host: object           # a loaded ON-LSTM model file the student can be written into (its vocabulary), or None
+    lang: str              # the language its files name ("" where none)
 
     def voter_trees(self, sentences: Sequence[Sequence[str]], batch_size: int = 64,
                     model_tokens: bool = True) -> list[list[Spans]]:
@@ -50,6 +51,7 @@ class TeacherBase:
     """What a teacher family need not write: no host file, no layers, no coverage warning, no split rule."""
     host = None
     weighing = 0
+    lang = ""           # the language its files name, where they name one
     layers: tuple = ()  # the layers whose trees vote, for a family whose models have layers
 
     def coverage_warning(self, sentences) -> str | None:
@@ -99,7 +101,7 @@ class OnlstmTeacher(TeacherBase):
 
     def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0, by_span_parser: bool = False):
         self.host = loaded
-        self.name, self.tokenizer = str(loaded.path), loaded.tokenizer
+        self.name, self.tokenizer, self.lang = str(loaded.path), loaded.tokenizer, loaded.lang
         self.layers = voting_layers(loaded, layers, extra_layers)
         self.weighing = self.layers.index(weighing_layer(loaded, self.layers))
         self.by_span_parser = by_span_parser

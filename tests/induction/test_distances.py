@@ -107,7 +107,8 @@ def test_distances_all_layers(tiny_loaded):
 def ensemble_paths(tiny_model_path, tmp_path):
     """An ensemble of the tiny model and a perturbed copy, and that copy on its own."""
     import torch
-    from onlstm_cli.modelfile import atomic_save, read_archive, with_members
+    from onlstm_cli.ensemble import with_members
+    from onlstm_cli.modelfile import atomic_save, read_archive
     first = read_archive(tiny_model_path)
     second = dict(first)
     generator = torch.Generator().manual_seed(0)

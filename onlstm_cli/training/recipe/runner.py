@@ -252,7 +252,7 @@ class RecipeRun:
             if votes is None:
                 self.log("recipe: the span parser has trained but was not checked: the teachers parse the "
                          "validation text for its check")
-                votes = validation_votes(self.teachers(voting), self.valid, self.self_train)
+                votes = validation_votes(self.out, self.teachers(voting), self.valid, self.self_train)
             one_file = all(t.get("family", "onlstm") == "onlstm" for t in voting)  # an ensemble file of them
             check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting] if one_file else None,
                                   votes, self.log)

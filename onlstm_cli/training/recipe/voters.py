@@ -86,10 +86,11 @@ def weight_text(weight: float | str) -> str:
             if weight == AUTO else f"right-branching, weight {weight:g}")
 
 
-def validation_votes(teachers: list, valid: Path, self_train):
+def validation_votes(student: Path, teachers: list, valid: Path, self_train):
     """The votes of the validation text as the span parser's run counted them, for a rerun whose span parser had
-    trained but whose checks had not run: the same teachers (the record's voting ones, loaded), text and rule give
-    the same votes. The checks read nothing of the training part: the validation text stands in for it, one
-    sentence of it parsed."""
+    trained but whose checks had not run: the same teachers (the record's voting ones, loaded), text, rule and
+    reading (the student's file's) give the same votes. The checks read nothing of the training part: the
+    validation text stands in for it, one sentence of it parsed."""
+    from onlstm_cli.modelfile import load_model
     from onlstm_cli.training.student.votes import votes_of
-    return votes_of(teachers, valid, valid, self_train, lambda line: None, limit=1)
+    return votes_of(teachers, valid, valid, self_train, lambda line: None, load_model(student), limit=1)

@@ -22,7 +22,7 @@ from onlstm_cli import __version__
 from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, STUDENT_UNIT_CHOICES, SelfTrainConfig, SpanParserConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
-                                  read_archive, stored_weights)
+                                  read_archive, span_archive, stored_weights)
 from onlstm_cli.induction.teachers import Teacher, as_teacher
 from onlstm_cli.training.run.files import Saves, check_destination, checkpoint_path
 from onlstm_cli.training.run.clock import Budget, Clock
@@ -96,6 +96,10 @@ def validation_loss(parser: SpanParser, ids_of, spans, eos_id: int, batch_size: 
 
 
 def student_archive(teacher: LoadedModel, parser: SpanParser, meta: dict) -> dict:
+    """The student's file: its host's language model with the span parser beside it, or where the host has none
+    (no teacher was a language model), the span parser alone (modelfile.span_archive)."""
+    if teacher.model is None:
+        return span_archive(parser, teacher.vocab, teacher.tokenizer, teacher.lang, teacher.meta["data"], meta)
     archive = model_archive(teacher.model, teacher.vocab, teacher.tokenizer, teacher.lang, teacher.parse_layer,
                             teacher.meta, split=teacher.split)
     archive["span_parser"] = {"config": parser.config.to_dict(), "meta": meta, "state_dict": stored_weights(parser)}
@@ -157,9 +161,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     train = train or SelfTrainConfig()
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers)
                 for t in (teacher if isinstance(teacher, (list, tuple)) else [teacher])]
-    host = host or next((t.host for t in teachers if t.host is not None), None)
-    if host is None:
-        raise TrainingError("no teacher is a model file: give `host`, the language model the student is written into")
+    host = host or next((t.host for t in teachers if t.host is not None), None) or reading_host(corpus, teachers)
     out = Path(out)
     check_destination(out)
     check_teachers(teachers, out, corpus, valid)
@@ -168,11 +170,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     rng = random.Random(train.seed)
     config = config or student_config(host, corpus, train.units, log)
     parser = SpanParser(config, host.vocab.itos)
-    if config.emb_size == host.config.emb_size and config.output_size == host.config.output_size:
-        # start from the words (and n-grams) the language model has learned
-        parser.embed.weight.data.copy_(host.model.embedding.weight.data)
-        if parser.unit_embed is not None and config.unit_buckets == host.config.unit_buckets:
-            parser.unit_embed.weight.data.copy_(host.model.unit_embedding.weight.data)
+    start_from(parser, host.word_vectors())
     optimizer = torch.optim.Adam(parser.parameters(), lr=train.lr)
     identity = run_identity(corpus, valid, out, teachers, config, train)
     progress = Progress()
@@ -207,7 +205,7 @@ def student_config(host: LoadedModel, corpus: str | Path, units: str, log=print)
     from onlstm_cli.text.units import reads_ngrams, unseen_share
     if units not in STUDENT_UNIT_CHOICES:
         raise TrainingError(f"unknown student units {units!r}; choose from {', '.join(STUDENT_UNIT_CHOICES)}")
-    buckets = host.config.unit_buckets
+    buckets = host.unit_buckets
     if not buckets and units != "host":
         counts = count_as_trained(corpus, host)  # as the votes read it
         if units == "ngrams" or reads_ngrams(counts, len(host.vocab)):
@@ -216,7 +214,33 @@ def student_config(host: LoadedModel, corpus: str | Path, units: str, log=print)
             log(f"the span parser also reads every word by its character n-grams, so that no word is unknown to it "
                 f"(of the training tokens, {unseen_share(counts):.0%} are words seen once, {unknown:.0%} words its "
                 "host reads as <unk>)")
-    return SpanParserConfig(vocab_size=len(host.vocab), word_rows=host.config.word_rows, unit_buckets=buckets)
+    return SpanParserConfig(vocab_size=len(host.vocab), word_rows=0 if host.model is None else host.config.word_rows,
+                            unit_buckets=buckets)
+
+
+def start_from(parser: SpanParser, vectors) -> None:
+    """The student starts from the words (and n-grams) its host's language model has learned, where their sizes
+    are its own (`vectors`: LoadedModel.word_vectors)."""
+    if vectors is None:
+        return
+    words, units = vectors
+    if tuple(words.shape) == tuple(parser.embed.weight.shape):
+        parser.embed.weight.data.copy_(words)
+        if parser.unit_embed is not None and units is not None and units.shape == parser.unit_embed.weight.shape:
+            parser.unit_embed.weight.data.copy_(units)
+
+
+def reading_host(corpus, teachers: list[Teacher]) -> LoadedModel:
+    """Where no teacher is a language model, what the student reads by and is written with (a file of kind "span"):
+    the teachers' tokenizer and language, and a vocabulary of the corpus's words as `train` makes one."""
+    from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
+    from onlstm_cli.text.corpus import count_words
+    from onlstm_cli.text.vocab import Vocabulary
+    tokenizer = teachers[0].tokenizer
+    vocab = Vocabulary.build(count_words(corpus, tokenizer), DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ)
+    data = {"pretokenized": False, "keep_punct": False, "punctuation": "boundaries"}
+    return LoadedModel(None, vocab, tokenizer, next((t.lang for t in teachers if t.lang), ""), 0, {"data": data},
+                       split="symmetric", kind="span")
 
 
 def check_teachers(teachers: list[Teacher], out: Path, *inputs) -> None:
@@ -324,7 +348,7 @@ class _Run:
         self.optimizer.zero_grad()
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.parser.parameters(), self.train.clip)
-        if not (math.isfinite(float(loss)) and bool(torch.isfinite(norm))):  # not applied: it would spoil the weights
+        if not (math.isfinite(loss.item()) and bool(torch.isfinite(norm))):  # not applied: it would spoil the weights
             self.optimizer.zero_grad()
             kept = f"{self.out} keeps the best span parser so far; " if self.out.exists() else ""
             self.guard.bad_step(lambda steps: (

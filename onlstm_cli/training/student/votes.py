@@ -153,7 +153,9 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
     run's, as its first run parsed them)."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
-    host = host or next(t.host for t in teachers if t.host is not None)
+    host = host or next((t.host for t in teachers if t.host is not None), None)
+    if host is None:
+        raise TrainingError("no teacher is a language model: give `host`, the file whose reading the votes follow")
     vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
     sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len][:limit]
     valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]

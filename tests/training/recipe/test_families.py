@@ -69,3 +69,18 @@ def test_an_unknown_family_is_refused_in_one_line(tmp_path):
     with pytest.raises(TrainingError, match="--families pcfg: no such model family; choose from onlstm"):
         run_recipe(corpus, tmp_path / "m.onlstm", None, TINY_LM, TrainConfig(), {},
                    RecipeConfig(seeds=2, families=("onlstm", "pcfg")))
+
+
+def test_a_recipe_of_a_family_without_a_language_model_ships_a_span_parser_of_its_own(tmp_path, monkeypatch):
+    """No teacher hosts the student: it is written as a span parser file (kind "span"), and the card says which
+    family taught it."""
+    monkeypatch.setitem(FAMILIES, "toy", ToyFamily)
+    corpus = write_corpus(tmp_path / "corpus.txt", 200, seed=5)
+    out = tmp_path / "toy.onlstm"
+    result = run_recipe(corpus, out, None, TINY_LM, TrainConfig(time_budget=None), dict(tokenizer=Tokenizer("ptb")),
+                        RecipeConfig(seeds=2, families=("toy",)), log=lambda line: None)
+    assert not result.interrupted
+    student = load_model(out)
+    assert student.kind == "span" and student.model is None and student.span_parser is not None
+    card = info_text(model_info(out))
+    assert "a span parser without a language model" in card and "toy model, health 1.1" in card

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
 
 import pytest
 import torch
 
 from onlstm_cli.config import SelfTrainConfig, SpanParserConfig
-from onlstm_cli.errors import ModelFileError, TrainingError
-from onlstm_cli.modelfile import load_model
+from onlstm_cli.errors import ModelFileError
+from onlstm_cli.induction.distances import sentence_distances
+from onlstm_cli.modelfile import load_model, read_archive
 from onlstm_cli.training.student.train import self_train
 from onlstm_cli.span.model import SpanParser, cky, split_heights, trainable_spans
 from onlstm_cli.trees import build_tree, tree_spans
@@ -620,9 +622,17 @@ def test_a_new_teacher_family_is_a_class_with_a_name_a_tokenizer_and_trees(tiny_
                         SelfTrainConfig(epochs=1, batch_size=8), log=lines.append, host=tiny_loaded)
     student = load_model(result.out)
     assert student.span_parser.meta["teacher"] == ["left-branching"] and student.vocab.itos == tiny_loaded.vocab.itos
-    with pytest.raises(TrainingError, match="give `host`"):
-        self_train(tiny_corpus["train"], tmp_path / "none.onlstm", [toy], tiny_corpus["valid"], config,
-                   SelfTrainConfig(epochs=1, batch_size=8), log=lines.append)
+    alone = self_train(tiny_corpus["train"], tmp_path / "alone.onlstm", [toy], tiny_corpus["valid"], None,
+                       SelfTrainConfig(epochs=1, batch_size=8), log=lines.append)  # no language model to host it
+    student = load_model(alone.out)
+    assert student.kind == "span" and student.model is None and student.span_parser is not None
+    assert read_archive(alone.out).get("config") is None  # no language model's weights in the file
+    assert "the" in student.vocab.stoi  # its own vocabulary, of the corpus's words
+    words = ["the", "cat", "sat", "on", "the", "mat"]
+    distances = sentence_distances(student, [words])[0]
+    assert len(distances) == len(words)
+    with pytest.raises(ModelFileError, match="span parser without a language model"):
+        sentence_distances(student, [words], layer=2)
 
 
 def test_a_model_file_of_an_unknown_kind_is_refused_in_one_line(tiny_model_path, tmp_path):
@@ -712,3 +722,34 @@ def test_a_short_budget_bounds_the_teachers_parse_to_the_sentences_parsed_in_it(
     assert any(f"parse 5 of the {len(full.ids)} training sentences" in line for line in said), said
     resumed = votes.votes_of([tiny_loaded], corpus, valid, SelfTrainConfig(), lambda line: None, limit=7)
     assert resumed.spans == full.spans[:7]  # a resumed run parses what its first run did, whatever the clock
+
+
+def test_a_student_without_a_language_model_host_parses_and_has_a_card(tiny_corpus, tmp_path):
+    """Issue 51: no teacher is a language model, so the student is a span parser file of its own (kind "span"):
+    `parse` reads it, `info` says what it is, and asking it for a layer is a one-line error."""
+    from onlstm_cli.cli.commands import app
+    from onlstm_cli.induction.teachers import TeacherBase
+    from onlstm_cli.info import info_text, model_info
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.training.student.votes import left_branching_spans
+    from typer.testing import CliRunner
+
+    class LeftBranching(TeacherBase):
+        name, tokenizer, lang = "left-branching", Tokenizer("ptb"), "en"
+
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+            return [[left_branching_spans(len(s)) for s in sentences]]
+
+    out = tmp_path / "alone.onlstm"
+    self_train(tiny_corpus["train"], out, [LeftBranching()], tiny_corpus["valid"], None,
+               SelfTrainConfig(epochs=2, batch_size=8), log=lambda line: None)
+    card = info_text(model_info(out))
+    assert "a span parser without a language model" in card and "Language model training" not in card
+    assert "self-trained on the trees of left-branching" in card
+    runner = CliRunner()
+    parsed = runner.invoke(app, ["parse", "-m", str(out), "-f", "json"], input="the cat sat on the mat\n")
+    assert parsed.exit_code == 0, parsed.output
+    assert json.loads(parsed.stdout.splitlines()[0])["words"] == ["the", "cat", "sat", "on", "the", "mat"]
+    layer = runner.invoke(app, ["parse", "-m", str(out), "--layer", "2"], input="the cat sat\n")
+    assert layer.exit_code == 2 and "span parser without a language model" in layer.output
+    assert "Traceback" not in layer.output
