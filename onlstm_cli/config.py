@@ -53,6 +53,21 @@ class ModelConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def check(self) -> "ModelConfig":
+        """Its sizes and dropouts (its vocabulary's aside), each bad one a one-line TrainingError naming the
+        `train` option."""
+        from onlstm_cli.errors import TrainingError
+        for name, option in (("n_layers", "layers"), ("emb_size", "emb-size"), ("hidden_size", "hidden-size"),
+                             ("chunk_size", "chunk-size")):
+            if getattr(self, name) < 1:
+                raise TrainingError(f"--{option} must be at least 1")
+        for name in ("dropout", "dropout_h", "dropout_i", "dropout_e", "weight_drop"):
+            if not 0 <= getattr(self, name) < 1:
+                raise TrainingError(f"--{name.replace('_', '-')} must be in [0, 1)")
+        if self.emb_size % self.chunk_size or self.hidden_size % self.chunk_size:
+            raise TrainingError(f"--emb-size and --hidden-size must be multiples of --chunk-size ({self.chunk_size})")
+        return self
+
 
 @dataclass
 class TrainConfig:
@@ -80,6 +95,33 @@ class TrainConfig:
     eval_batch_size: int = 10
     checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
     loss_log: str | None = None         # a file that gets a line per step: epoch, position, loss
+
+    def check(self) -> "TrainConfig":
+        """The run's options, each bad one a one-line TrainingError naming the `train` option."""
+        from onlstm_cli.errors import TrainingError
+        for name in ("batch_size", "bptt", "epochs"):
+            if getattr(self, name) < 1:
+                raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.lr <= 0:
+            raise TrainingError("--lr must be positive")
+        for name in ("clip", "weight_decay"):
+            if getattr(self, name) < 0:
+                raise TrainingError(f"--{name.replace('_', '-')} must be at least 0")
+        if self.optimizer not in ("sgd", "ntasgd", "adam"):
+            raise TrainingError(f"--optimizer {self.optimizer!r}: expected sgd, ntasgd or adam")
+        self.check_threads(self.threads)
+        if self.checkpoint_every is None:
+            raise TrainingError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise TrainingError(f"--device {self.device!r}: expected auto, cpu or cuda")
+        return self
+
+    @staticmethod
+    def check_threads(threads: int | None) -> None:
+        """torch's CPU threads as given (None: all cores); a span parser's run (--teacher) checks its own here."""
+        if threads is not None and threads < 1:
+            from onlstm_cli.errors import TrainingError
+            raise TrainingError("--threads must be at least 1")
 
 
 AUTO = "auto"  # a right-branching voter weighed by the teachers' agreement with it
@@ -129,6 +171,7 @@ class SelfTrainConfig:
     patience: int = 2             # stop after this many epochs without a better validation loss
     seed: int = 1111
     checkpoint_every: float = 300.0  # seconds between mid-epoch checkpoints
+    max_bad_steps: int = 5        # steps in a row with a non-finite loss or gradient before training stops
     right_branching: float | str = 0.0  # the weight of a right-branching tree voting beside the teachers (each
                                         # weighs 1), or AUTO: a right- or left-branching tree, the way the
                                         # teachers' trees lean (votes.auto_weight)
@@ -142,6 +185,21 @@ class SelfTrainConfig:
                          # many rare words (text/units.py's rule), else host (docs/experiments/turkish.md)
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
                              # every other span 0 (the literature's students learn the averaged tree, docs/experiments/levers.md)
+
+    def check(self) -> "SelfTrainConfig":
+        """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;
+        the branching voter's weight as a number or AUTO."""
+        from onlstm_cli.errors import TrainingError
+        try:
+            self.right_branching = voter_weight(self.right_branching)
+        except ValueError as e:
+            raise TrainingError(str(e)) from None
+        if self.teacher_layers and self.span_parser_teachers:
+            raise TrainingError("--teacher-layers picks language-model layers; --second-round teaches with span parsers")
+        for name in ("epochs", "batch_size", "lr"):
+            if getattr(self, name) <= 0:
+                raise TrainingError(f"--{name.replace('_', '-')} must be positive")
+        return self
 
 
 @dataclass

@@ -23,7 +23,8 @@ from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, TrainConfig
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.lm.distributed import Group, process_group
-from onlstm_cli.training.lm.checks import check_destination, check_free_space, checkpoint_path, reconcile_best
+from onlstm_cli.training.lm.checks import check_free_space, reconcile_best
+from onlstm_cli.training.run.files import check_destination, checkpoint_path
 from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter
 from onlstm_cli.training.lm.setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.training.lm.steps import should_average
@@ -33,9 +34,22 @@ from onlstm_cli.trees import SPLIT_RULES
 
 # what callers import from here: train_model and its result, the reporters, the checkpoint's path
 __all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainConfig", "TrainResult",
-           "checkpoint_path", "should_average", "train_model"]
+           "checkpoint_path", "should_average", "train_model", "use_threads"]
 
-OPTIMIZERS = ("sgd", "ntasgd", "adam")
+
+def check_vocabulary(max_vocab: int | None, min_freq: int) -> None:
+    """The vocabulary's bounds (max_vocab None: every word), each bad one a one-line TrainingError."""
+    if max_vocab is not None and max_vocab < 3:
+        raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    if min_freq < 1:
+        raise TrainingError("--min-freq must be at least 1")
+
+
+def use_threads(threads: int | None) -> None:
+    """torch's CPU threads, as --threads says (None: torch's own choice, all cores)."""
+    TrainConfig.check_threads(threads)
+    if threads:
+        torch.set_num_threads(threads)
 
 
 def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | None, torch.Tensor | None]:
@@ -68,21 +82,19 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     `default_split(lang)`); a resumed run keeps its checkpoint's. `units`: words, ngrams (every word also read by
     its character n-grams, text/units.py), or auto (n-grams where the corpus has many rare words). `budget`: the run's time (run/clock.py):
     its seconds over all its runs (default: `train_config.time_budget`), and where it has one, a time it stops at
-    even where its seconds have more (a recipe's stage ends there, the run's set-up inside it).
+    even where its seconds have more (a recipe's stage ends there, the run's set-up inside it). Every option is
+    checked before anything is read (TrainConfig.check, ModelConfig.check): a bad one is a one-line TrainingError.
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
     """
-    tc = train_config or TrainConfig()
+    tc = (train_config or TrainConfig()).check()
     budget = Budget(tc.time_budget) if budget is None else budget
     tc = replace(tc, time_budget=budget.seconds)  # what the model's record says: the budget's own seconds
-    if tc.optimizer not in OPTIMIZERS:
-        raise TrainingError(f"unknown optimizer {tc.optimizer!r}; expected adam or sgd")
+    ModelConfig(vocab_size=0, **(model_config or {})).check()  # (its vocabulary is not read yet)
+    check_vocabulary(max_vocab, min_freq)
     if split is not None and split not in SPLIT_RULES:  # else only reading the trained file would find it
         raise TrainingError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
-    if tc.threads is not None and tc.threads < 1:
-        raise TrainingError("--threads must be at least 1")
-    if tc.threads:
-        torch.set_num_threads(tc.threads)
+    use_threads(tc.threads)
     out = Path(out)
     with process_group(resolve_device(tc.device)) as (group, device):
         reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
