@@ -9,7 +9,7 @@ from pathlib import Path
 
 from onlstm_cli.errors import UserError
 from onlstm_cli.files import bounded_lines
-from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.tokenizers import TOKENIZERS, Tokenizer
 
 
 @dataclass(frozen=True)
@@ -172,3 +172,17 @@ def detect_lang(path: Path, n_lines: int = 200) -> tuple[str, dict[str, float]]:
     total = sum(scripts.values())
     mix = {code: count / total for code, count in scripts.most_common()}
     return lang_of_script(next(iter(mix), None)), mix
+
+
+def corpus_language(corpus: Path, lang: str = "auto", tokenizer: str = "auto",
+                    characters: bool = False) -> tuple[str, Tokenizer, str]:
+    """The language and tokenizer a new model of `corpus` reads with, as --lang and --tokenizer say (auto: the
+    language its script says, and that language's tokenizer), and the line that tells the user which it took."""
+    if tokenizer != "auto" and tokenizer not in TOKENIZERS:
+        raise UserError(f"--tokenizer {tokenizer!r}: expected auto, {', '.join(TOKENIZERS)}")
+    code, mix = detect_lang(corpus) if lang == "auto" else (check_lang(lang), None)
+    tok = default_tokenizer(code) if tokenizer == "auto" else Tokenizer(tokenizer)
+    tok.characters = characters
+    assumed = assumed_note(code, given=lang != "auto", mix=mix)
+    return code, tok, (f"language {code}, tokenizer {tok.kind}{' (characters)' if tok.characters else ''}"
+                       + (f": {assumed}" if assumed else "") + "; --lang and --tokenizer change them")
