@@ -19,5 +19,5 @@ for command in (train, parse, info, evaluate, ensemble):
 
 
 def main() -> None:
-    Invocation.started = time.monotonic()
+    Invocation.started = time.time()
     app()

@@ -2,13 +2,34 @@
 config dataclasses (one place for each default)."""
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+import typing
 from dataclasses import MISSING, fields
 from enum import Enum
 
 from onlstm_cli.config import COMBINE_RULES, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import UserError
 from onlstm_cli.trees import PUNCTUATION_RULES
+
+
+def command_of(options: type):
+    """A command whose options are the fields of the dataclass `options`, each's default its typer.Option or
+    typer.Argument: Typer reads them as the decorated function's parameters, and the function is called with one
+    `options` object of what was given, not with each option an argument of its own."""
+    hints = typing.get_type_hints(options)
+    parameters = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name])
+                  for f in fields(options)]
+
+    def command(run):
+        @functools.wraps(run)
+        def with_options(**given):
+            return run(options(**given))
+        with_options.__signature__ = inspect.Signature(parameters)
+        with_options.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_options
+    return command
 
 
 def parse_duration(text: str | None, option: str = "--time-budget") -> float | None:
