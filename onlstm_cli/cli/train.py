@@ -110,8 +110,8 @@ def check_mode(o: TrainOptions) -> None:
 
 
 def language_models(o: TrainOptions, budget: Budget):
-    """One language model (train_model), or with --seeds K the recipe (run_recipe); what its file is, on stderr
-    at the end. Each checks its options before it reads the corpus."""
+    """One language model (train_model), or with --seeds K the recipe (run_recipe), each checking the configs it
+    is given; what its file is, on stderr at the end."""
     from onlstm_cli.errors import RankZeroFailed
     from onlstm_cli.text.languages import corpus_language
     from onlstm_cli.training.lm.distributed import launched_rank
