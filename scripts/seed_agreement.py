@@ -4,7 +4,7 @@
         --text ../shared/data/ptb-lm/ptb.valid.txt [--lines 2000] [--span-parsers]
 
 Each model parses the first --lines sentences of --text (of at least 3 words) as a teacher of `train --teacher`
-and `train --seeds` does (self_training.teacher_trees: the first model's tokenizer, punctuation left out, each
+and `train --seeds` does (self_training.model_trees: the first model's tokenizer, punctuation left out, each
 model's language model with its own layer and split rule; `--span-parsers`: a self-trained file's span
 parser, as `--second-round` teaches). The tables give, for every pair, the mean sentence F1 of one's trees
 against the other's (symmetric), each model's mean agreement with the others, and each one's agreement with
@@ -18,7 +18,7 @@ import itertools
 
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.induction.teachers import teacher_trees
+from onlstm_cli.induction.teachers import model_trees
 from onlstm_cli.training.student.votes import auto_weight, left_branching_spans, right_branching_spans
 from onlstm_cli.text.corpus import read_corpus
 
@@ -38,7 +38,7 @@ def main() -> None:
         raise SystemExit("the models tokenize otherwise: they must read the same words to be compared")
     sentences = [s for s in read_corpus(args.text, tokenizer) if len(s) >= 3][:args.lines]
     lengths = [len(s) for s in sentences]
-    trees = [teacher_trees(m, sentences, span_parsers=args.span_parsers) for m in models]
+    trees = [model_trees(m, sentences, span_parsers=args.span_parsers) for m in models]
     if len(trees) > 1:
         pair, mean = pairwise_agreement(trees), mutual_agreement(trees)
         print(f"| model | model | agreement (mean sentence F1, {len(sentences)} sentences) |\n|---|---|---|")

@@ -99,19 +99,18 @@ class OnlstmTeacher(TeacherBase):
     """An ON-LSTM language model (a loaded model file) voting with the trees of some of its layers, each built
     with the model's split rule."""
 
-    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0, by_span_parser: bool = False):
+    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0):
         self.host = loaded
         self.name, self.tokenizer, self.lang = str(loaded.path), loaded.tokenizer, loaded.lang
         self.layers = voting_layers(loaded, layers, extra_layers)
         self.weighing = self.layers.index(weighing_layer(loaded, self.layers))
-        self.by_span_parser = by_span_parser
 
     def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
         return layer_trees(self.host, sentences, self.layers, batch_size=batch_size, model_tokens=model_tokens)
 
     def coverage_warning(self, sentences) -> str | None:
         from onlstm_cli.text.coverage import coverage_warning
-        return coverage_warning(self.host, sentences, Path(self.name).name, by_span_parser=self.by_span_parser)
+        return coverage_warning(self.host, sentences, Path(self.name).name, by_span_parser=False)
 
     @property
     def split(self) -> str | None:
@@ -121,34 +120,36 @@ class OnlstmTeacher(TeacherBase):
         self.host.split = rule
 
 
-class SpanParserTeacher(OnlstmTeacher):
+class SpanParserTeacher(TeacherBase):
     """A self-trained file voting with its span parser's trees (a second round of self-training); a file without
     a span parser votes with its language model's parse layer."""
 
-    def __init__(self, loaded):
-        super().__init__(loaded, by_span_parser=True)
-        self.layers, self.weighing = (), 0
+    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0):
+        self.host = loaded
+        self.name, self.tokenizer, self.lang = str(loaded.path), loaded.tokenizer, loaded.lang
 
     def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
-        return [teacher_trees(self.host, sentences, batch_size, model_tokens, span_parsers=True)]
+        return [model_trees(self.host, sentences, batch_size, model_tokens, span_parsers=True)]
 
-    split = None  # its span parser's trees are its own
+    def coverage_warning(self, sentences) -> str | None:
+        from onlstm_cli.text.coverage import coverage_warning
+        return coverage_warning(self.host, sentences, Path(self.name).name, by_span_parser=True)
 
 
-def teacher_trees(teacher, sentences: Sequence[Sequence[str]], batch_size: int = 64, model_tokens: bool = True,
-                  span_parsers: bool = False) -> list[Spans]:
-    """A loaded model's constituents of each sentence, as it parses: its language model's parse layer and split
-    rule (a self-trained file teaches with its language model's trees), or with `span_parsers` its span
-    parser's, where it has one."""
-    own = span_parsers and teacher.span_parser is not None
-    distances = sentence_distances(teacher, sentences, None if own else teacher.parse_layer, batch_size,
+def model_trees(loaded, sentences: Sequence[Sequence[str]], batch_size: int = 64, model_tokens: bool = True,
+                span_parsers: bool = False) -> list[Spans]:
+    """A loaded model file's constituents of each sentence, as it parses (a teacher's, a student's, a consensus
+    parser's): its language model's parse layer and split rule (a self-trained file teaches with its language
+    model's trees), or with `span_parsers` its span parser's, where it has one."""
+    own = span_parsers and loaded.span_parser is not None
+    distances = sentence_distances(loaded, sentences, None if own else loaded.parse_layer, batch_size,
                                    model_tokens=model_tokens)
-    rule = split_rule(teacher) if own else teacher.split
+    rule = split_rule(loaded) if own else loaded.split
     return [tree_spans(build_tree(d, list(range(len(d))), rule)) for d in distances]
 
 
 # a model file's kind (modelfile.MODEL_KINDS) → the teacher it makes with `--teacher FILE`
-TEACHER_KINDS = {"onlstm": OnlstmTeacher}
+TEACHER_KINDS = {"onlstm": OnlstmTeacher, "span": SpanParserTeacher}
 
 
 def as_teacher(model, layers: tuple[int, ...] = (), extra_layers: int = 0, span_parsers: bool = False) -> Teacher:

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig
-from onlstm_cli.errors import ModelFileError, OutputInUse, TrainingError
+from onlstm_cli.errors import OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 from onlstm_cli.training.families import FAMILIES
 from onlstm_cli.training.recipe import side_by_side
@@ -197,7 +197,7 @@ class RecipeRun:
         state.save(self.out)
 
     def train_span_parser(self, state: RecipeState):
-        from onlstm_cli.training.student.train import self_train
+        from onlstm_cli.training.student.train import checkpoint_seconds, self_train
         voting, left_out = self.voters(state)
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
@@ -283,17 +283,6 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
     return recipe, self_train
 
 
-def checkpoint_seconds(ckpt: Path | None) -> float:
-    """The time a span parser's checkpoint says its earlier runs trained (0 without one, or one unread: the
-    span parser's own reading of it says why)."""
-    from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
-    if ckpt is None:
-        return 0.0
-    try:
-        seconds = read_archive(ckpt, CHECKPOINT_FORMAT).get("self_training", {}).get("seconds", 0.0)
-    except ModelFileError:
-        return 0.0
-    return float(seconds) if isinstance(seconds, (int, float)) else 0.0
 
 
 def record_in_file(out: Path, agreement: dict) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from onlstm_cli.errors import OnlstmError
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
-from onlstm_cli.induction.teachers import teacher_trees
+from onlstm_cli.induction.teachers import model_trees
 from onlstm_cli.modelfile import atomic_save, load_model, read_archive
 from onlstm_cli.training.student.votes import Votes, consensus_targets
 
@@ -50,7 +50,7 @@ def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> 
                                                            [len(words) for words in sentences])]
     parse_layers = [[trees[k] for k in keep] for trees in votes.valid_parse_trees]
     check = StudentCheck(
-        student=agreement(teacher_trees(load_model(out), sentences, span_parsers=True), consensus),
+        student=agreement(model_trees(load_model(out), sentences, span_parsers=True), consensus),
         teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
     if check.student < check.teachers and teachers:
@@ -86,7 +86,7 @@ def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check
     except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
         log(f"recipe: no consensus parser to compare the student with ({e})")
         return
-    check.consensus_parser = agreement(teacher_trees(parser, sentences), consensus)
+    check.consensus_parser = agreement(model_trees(parser, sentences), consensus)
     if check.consensus_parser > check.student:
         check.shipped = "consensus parser"
         os.replace(out, student_path(out))

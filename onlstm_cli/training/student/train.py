@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from onlstm_cli import __version__
 from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, STUDENT_UNIT_CHOICES, SelfTrainConfig, SpanParserConfig
-from onlstm_cli.errors import TrainingError
+from onlstm_cli.errors import ModelFileError, TrainingError
 from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel, atomic_save, model_archive,
                                   read_archive, span_archive, stored_weights)
 from onlstm_cli.induction.teachers import Teacher, as_teacher
@@ -385,3 +385,15 @@ class _Run:
             "torch_rng": torch.get_rng_state(), "seconds": self.seconds(), "identity": self.identity,
             "sentences": p.sentences}},
             self.checkpoint))
+
+
+def checkpoint_seconds(ckpt: Path | None) -> float:
+    """The time a span parser's checkpoint says its earlier runs trained (0 without one, or one unread: the
+    span parser's own reading of it says why)."""
+    if ckpt is None:
+        return 0.0
+    try:
+        seconds = read_archive(ckpt, CHECKPOINT_FORMAT).get("self_training", {}).get("seconds", 0.0)
+    except ModelFileError:
+        return 0.0
+    return float(seconds) if isinstance(seconds, (int, float)) else 0.0

@@ -13,7 +13,7 @@ import torch
 from onlstm_cli.config import AUTO, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
-from onlstm_cli.induction.teachers import as_teacher, teacher_trees
+from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained
@@ -28,7 +28,7 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
     parser.sentence_distances). `right_branching`: the weight of one more voter, the right-branching tree
     (each teacher weighs 1), a prior toward English-like trees that lifted ON-LSTM ensembles in the
     literature (docs/experiments/levers.md)."""
-    trees = [teacher_trees(t, sentences, batch_size, model_tokens, span_parsers) for t in teachers]
+    trees = [model_trees(t, sentences, batch_size, model_tokens, span_parsers) for t in teachers]
     return vote(trees, [len(words) for words in sentences], right_branching)
 
 

@@ -507,13 +507,13 @@ def test_a_resume_with_other_targets_is_refused(tiny_model_path, tiny_corpus, tm
 def test_teacher_layers_give_each_layer_its_own_trees(tiny_model_path, tiny_corpus):
     from onlstm_cli.text.corpus import read_corpus
     from onlstm_cli.modelfile import load_model
-    from onlstm_cli.induction.teachers import layer_trees, teacher_trees
+    from onlstm_cli.induction.teachers import layer_trees, model_trees
     teacher = load_model(tiny_model_path)
     sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
     by_layer = layer_trees(teacher, sentences, (1, 2, 3))
     for layer, trees in zip((1, 2, 3), by_layer):
         teacher.parse_layer = layer
-        assert trees == teacher_trees(teacher, sentences)
+        assert trees == model_trees(teacher, sentences)
     assert by_layer[0] != by_layer[2]  # the layers differ, so each is a voter of its own
 
 

@@ -47,13 +47,13 @@ def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained,
                                                                        monkeypatch):
     """The student's trees are made left-branching here, far from its teachers' consensus: the consensus parser
     (the teachers as one ensemble) agrees more, and goes to --out; the student stays beside it."""
-    real = student_check.teacher_trees
+    real = student_check.model_trees
 
     def trees(model, sentences, *args, span_parsers=False, **kwargs):
         if span_parsers:
             return [left_branching_spans(len(s)) for s in sentences]
         return real(model, sentences, *args, **kwargs)
-    monkeypatch.setattr(student_check, "teacher_trees", trees)
+    monkeypatch.setattr(student_check, "model_trees", trees)
     student, votes = trained
     lines = []
     check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), votes, lines.append)
