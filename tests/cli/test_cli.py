@@ -123,7 +123,8 @@ def test_parse_distances(runner, model):
 
 def test_parse_ensemble_averages_and_no_ensemble_uses_the_first_model(runner, model, tmp_path):
     import torch
-    from onlstm_cli.modelfile import atomic_save, read_archive, with_members
+    from onlstm_cli.ensemble import with_members
+    from onlstm_cli.modelfile import atomic_save, read_archive
     first = read_archive(model)
     second = dict(first, state_dict={k: v + 0.1 * torch.randn_like(v.float()).to(v.dtype)
                                      for k, v in first["state_dict"].items()})
