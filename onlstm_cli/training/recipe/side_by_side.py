@@ -1,4 +1,4 @@
-"""The recipe's language models trained side by side: one process a seed, the threads shared out.
+"""The recipe's teachers trained side by side: one process a model (a family's seed), the threads shared out.
 
 An ON-LSTM's training step is a chain of small matrix products that one process cannot spread over many
 cores, so K seeds in K processes finish sooner than K seeds one after another on all the threads (on a
@@ -200,15 +200,15 @@ def train_side_by_side(jobs: list[TeacherJob], slots: int, started, finished, ti
 
 
 def _collect(results, running: dict, live=None, wait_s: float = 1.0) -> list:
-    """(seed, outcome) of the processes that ended: what they said, or an error for one that died silent. The
-    reports that came meanwhile go to the `live` display, a row a seed."""
+    """(job number, outcome) of the processes that ended: what they said, or an error for one that died silent. The
+    reports that came meanwhile go to the `live` display, a row a job."""
     ended = _relay(_drain(results, wait_s), live)
-    said = {seed for seed, _ in ended}
-    dead = [seed for seed, process in running.items() if seed not in said and process.exitcode is not None]
+    said = {number for number, _ in ended}
+    dead = [number for number, process in running.items() if number not in said and process.exitcode is not None]
     if dead:
         ended += _relay(_drain(results, wait_s), live)  # a result put just before its process ended may be in the pipe
-        said = {seed for seed, _ in ended}
-        ended += [(seed, _died(running[seed].exitcode)) for seed in dead if seed not in said]
+        said = {number for number, _ in ended}
+        ended += [(number, _died(running[number].exitcode)) for number in dead if number not in said]
     return ended
 
 

@@ -645,6 +645,8 @@ def test_the_live_line_shows_no_figure_before_the_first_step_is_timed():
 def test_a_recipes_seeds_report_to_one_live_display_a_row_each():
     """Issue 41 item 11: side by side on a terminal, each seed's process reports to the recipe's display."""
     import queue
+    from types import SimpleNamespace
+
     from onlstm_cli.training.recipe.side_by_side import _QueueReporter, _relay
     from onlstm_cli.training.lm.report import RichReporter
     results, display = queue.Queue(), RichReporter()
@@ -654,6 +656,7 @@ def test_a_recipes_seeds_report_to_one_live_display_a_row_each():
         seeds.progress(1, 250 * (seed - 1110), 5.0, 2000.0, 12.0)
     results.put((1111, {"interrupted": False}))
     items = [results.get_nowait() for _ in range(results.qsize())]
-    assert _relay(items, display) == [(1111, {"interrupted": False})]
+    jobs = {seed: SimpleNamespace(label=f"seed {seed}") for seed in (1111, 1112)}  # what each row is named by
+    assert _relay(items, (display, jobs)) == [(1111, {"interrupted": False})]
     text = rendered(display)
     assert "[seed 1111] epoch 1" in text and "[seed 1112] epoch 1" in text and text.count("2,000 tok/s") == 2
