@@ -2,10 +2,11 @@
 
 An ON-LSTM's training step is a chain of small matrix products that one process cannot spread over many
 cores, so K seeds in K processes finish sooner than K seeds one after another on all the threads (on a
-2-core VM, benchmarks/README.md). Each process is a plain `train_model` run with its own checkpoint; its log
-lines carry its seed. On a terminal (a live display, train_report.RichReporter) each process reports to the
-recipe's process instead, which shows one live line a seed. A signal to the recipe is passed on to every process, each checkpoints and stops; a
-process whose parent died (kill -9) stops itself the same way, so nothing trains on unwatched.
+2-core VM, benchmarks/README.md). Each process trains one job (families.TeacherJob) as its family does, with its
+own checkpoint; its log lines carry its label ([seed 1111]). On a terminal (a live display, lm/report.RichReporter)
+each process reports to the recipe's process instead, which shows one live line a job. A signal to the recipe is
+passed on to every process, each checkpoints and stops; a process whose parent died (kill -9) stops itself the
+same way, so nothing trains on unwatched.
 """
 from __future__ import annotations
 
