@@ -34,15 +34,21 @@ from onlstm_cli.trees import SPLIT_RULES
 
 # what callers import from here: train_model and its result, the reporters, the checkpoint's path
 __all__ = ["LineReporter", "NullReporter", "RankZeroFailed", "Reporter", "TrainConfig", "TrainResult",
-           "checkpoint_path", "should_average", "train_model", "use_threads"]
+           "check_options", "checkpoint_path", "should_average", "train_model", "use_threads"]
 
 
-def check_vocabulary(max_vocab: int | None, min_freq: int) -> None:
-    """The vocabulary's bounds (max_vocab None: every word), each bad one a one-line TrainingError."""
+def check_options(model_config: dict | None, train_config: TrainConfig, max_vocab: int | None = DEFAULT_MAX_VOCAB,
+                  min_freq: int = DEFAULT_MIN_FREQ, split: str | None = None) -> None:
+    """train_model's options, each bad one a one-line TrainingError before anything is read (a caller that trains
+    several models, the recipe, checks them once before it starts). `max_vocab` None: every word."""
+    train_config.check()
+    ModelConfig(vocab_size=0, **(model_config or {})).check()  # (its vocabulary is not read yet)
     if max_vocab is not None and max_vocab < 3:
         raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
     if min_freq < 1:
         raise TrainingError("--min-freq must be at least 1")
+    if split is not None and split not in SPLIT_RULES:  # else only reading the trained file would find it
+        raise TrainingError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
 
 
 def use_threads(threads: int | None) -> None:
@@ -83,17 +89,14 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     its character n-grams, text/units.py), or auto (n-grams where the corpus has many rare words). `budget`: the run's time (run/clock.py):
     its seconds over all its runs (default: `train_config.time_budget`), and where it has one, a time it stops at
     even where its seconds have more (a recipe's stage ends there, the run's set-up inside it). Every option is
-    checked before anything is read (TrainConfig.check, ModelConfig.check): a bad one is a one-line TrainingError.
+    checked before anything is read (check_options): a bad one is a one-line TrainingError.
 
     Under torchrun with several processes this trains one model on all of them (see distributed.py).
     """
-    tc = (train_config or TrainConfig()).check()
+    tc = train_config or TrainConfig()
+    check_options(model_config, tc, max_vocab, min_freq, split)
     budget = Budget(tc.time_budget) if budget is None else budget
     tc = replace(tc, time_budget=budget.seconds)  # what the model's record says: the budget's own seconds
-    ModelConfig(vocab_size=0, **(model_config or {})).check()  # (its vocabulary is not read yet)
-    check_vocabulary(max_vocab, min_freq)
-    if split is not None and split not in SPLIT_RULES:  # else only reading the trained file would find it
-        raise TrainingError(f"unknown split rule {split!r}; choose from {', '.join(SPLIT_RULES)}")
     use_threads(tc.threads)
     out = Path(out)
     with process_group(resolve_device(tc.device)) as (group, device):
