@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from onlstm_cli.errors import TrainingError
+
 DEFAULT_MAX_VOCAB = 10000  # words kept in the vocabulary, <unk> and <eos> included
 DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
 DEFAULT_UNITS = "words"    # what a model reads words by: words, ngrams, or auto (text/units.py's rule); words by
@@ -56,7 +58,6 @@ class ModelConfig:
     def check(self) -> "ModelConfig":
         """Its sizes and dropouts (its vocabulary's aside), each bad one a one-line TrainingError naming the
         `train` option."""
-        from onlstm_cli.errors import TrainingError
         for name, option in (("n_layers", "layers"), ("emb_size", "emb-size"), ("hidden_size", "hidden-size"),
                              ("chunk_size", "chunk-size")):
             if getattr(self, name) < 1:
@@ -98,7 +99,6 @@ class TrainConfig:
 
     def check(self) -> "TrainConfig":
         """The run's options, each bad one a one-line TrainingError naming the `train` option."""
-        from onlstm_cli.errors import TrainingError
         for name in ("batch_size", "bptt", "epochs"):
             if getattr(self, name) < 1:
                 raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
@@ -120,7 +120,6 @@ class TrainConfig:
     def check_threads(threads: int | None) -> None:
         """torch's CPU threads as given (None: all cores); a span parser's run (--teacher) checks its own here."""
         if threads is not None and threads < 1:
-            from onlstm_cli.errors import TrainingError
             raise TrainingError("--threads must be at least 1")
 
 
@@ -189,7 +188,6 @@ class SelfTrainConfig:
     def check(self) -> "SelfTrainConfig":
         """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;
         the branching voter's weight as a number or AUTO."""
-        from onlstm_cli.errors import TrainingError
         try:
             self.right_branching = voter_weight(self.right_branching)
         except ValueError as e:
@@ -204,7 +202,8 @@ class SelfTrainConfig:
 
 @dataclass
 class RecipeConfig:
-    """`train --seeds K` (recipe/runner.py): K language models, then a span parser on the votes of their trees."""
+    """`train --seeds K` (recipe/runner.py): K models of each family in `families` (K ON-LSTM language models by
+    default), then a span parser on the votes of their trees."""
     seeds: int = 1                 # 1: a plain language model, no recipe
     lm_share: float = 0.75         # of --time-budget, split evenly between the language models; the rest: the
                                    # teachers' parse and the span parser
@@ -233,7 +232,6 @@ class RecipeConfig:
     def check(self) -> "RecipeConfig":
         """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number
         or AUTO."""
-        from onlstm_cli.errors import TrainingError
         if self.seeds < 1:
             raise TrainingError("--seeds must be at least 1")
         if self.side_by_side is not None and self.side_by_side < 1:

@@ -18,7 +18,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 
 class Invocation:
-    """When the `onlstm` command began (time.monotonic()), set by commands.main: a recipe's --time-budget counts
+    """When the `onlstm` command began (time.time()), set by commands.main: a recipe's --time-budget counts
     from there, torch's import included. None where the app is called another way (a test's CliRunner)."""
     started: float | None = None
 

@@ -59,9 +59,10 @@ class ModelFamily:
         """Where the recipe writes its model of `seed`: beside --out, named for what it is."""
         return out.with_name(f"{out.stem}.{cls.name}-seed{seed}.onlstm")
 
-    def options(self) -> dict:
-        """Its own options as the recipe's record keeps them (a rerun must repeat them)."""
-        return {}
+    @classmethod
+    def check(cls, model_config: dict, train_config, lm_options: dict) -> None:
+        """The recipe's options as this family reads them, each bad one a one-line TrainingError, before anything
+        is written."""
 
     def train(self, job: TeacherJob, reporter) -> TeacherRun:
         raise NotImplementedError
@@ -85,6 +86,13 @@ class OnlstmFamily(ModelFamily):
 
     def __init__(self, run):
         self.model_config, self.train_config, self.lm_options = dict(run.model_config), run.train_config, run.lm_options
+
+    @classmethod
+    def check(cls, model_config: dict, train_config, lm_options: dict) -> None:
+        from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ
+        from onlstm_cli.training.lm.train import check_options
+        check_options(model_config, train_config, lm_options.get("max_vocab", DEFAULT_MAX_VOCAB),
+                      lm_options.get("min_freq", DEFAULT_MIN_FREQ), lm_options.get("split"))
 
     @classmethod
     def path(cls, out: Path, seed: int) -> Path:

@@ -1,9 +1,11 @@
 """`onlstm train CORPUS --seeds K`: the self-training recipe in one command, resumable at any point.
 
-    stage 1   K ON-LSTM language models, seeds S, S+1, …, S+K−1, each trained as a plain `onlstm train`
-              would (the same options), written beside --out as OUT.lm-seedS.onlstm (with .ckpt and .tokens)
+    stage 1   K models of each model family of RecipeConfig.families (training/families.py; by default K ON-LSTM
+              language models), seeds S, S+1, …, S+K−1, each trained as its family does (a language model as a
+              plain `onlstm train` would, with the same options), written beside --out (OUT.lm-seedS.onlstm, with
+              .ckpt and .tokens; recipe/stages.py)
     stage 2   a span parser trained on the votes of their trees (student/train.py), written to --out; a model
-              whose validation perplexity is far above the others' (a failed run) does not vote
+              whose health (validation perplexity) is far above its family's median (a failed run) does not vote
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
 of several are not. The seeds train side by side, one process each with an equal share of the threads
@@ -18,12 +20,12 @@ are nearly those (recipe/voters.py); the files only a resume needs are removed u
 
 OUT.recipe.json records the options (rerunning the command with other options is refused, except a larger
 --time-budget, which extends the recipe: see `RecipeRun.extend`), the stages finished, each teacher's
-validation perplexity and the stage times (recipe/record.py); the final file's span-parser meta keeps the same
+family, seed and health, and the stage times (recipe/record.py); the final file's span-parser meta keeps the same
 record. Rerunning the same command (or adding --resume) picks the recipe up where it stopped: a finished
 language model is never trained again (unless a larger budget extends it), an unfinished one resumes from its
 checkpoint, the span parser from its own. Every file is written atomically, so kill -9 at any moment loses
 at most the work since the last checkpoint. Before anything is written, each file the recipe writes or removes
-is checked against its inputs (recipe_files.recipe_outputs), and while it runs its language models and the
+is checked against its inputs (recipe/files.recipe_outputs), and while it runs its teachers' files and the
 names its files share are locked (recipe_locks), so that no other run writes over them.
 """
 from __future__ import annotations
@@ -311,6 +313,9 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
     budget = budget or Budget(train_config.time_budget)
     train_config = replace(train_config, time_budget=budget.seconds)  # the record's: the one budget's seconds
     corpus, out = Path(corpus), Path(out)
+    teachers = teacher_files(out, recipe, recipe_seeds(train_config.seed, recipe.seeds))  # the families are known
+    for name in recipe.families:  # each family's options, before anything is read or written
+        FAMILIES[name].check(dict(model_config or {}), train_config, dict(lm_options or {}))
     check_readable_file(corpus, "corpus", TrainingError)  # missing, a folder, a device: each said as what it is
     if resume is not None and not state_path(out).exists():
         raise TrainingError(f"no recipe to resume beside {out} ({state_path(out)} is missing): run without --resume")
@@ -318,7 +323,6 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
         raise TrainingError(f"--out {out}: its folder does not exist")
     check_destination(out)  # a directory, a folder that cannot be written
     held_out = valid is None
-    teachers = teacher_files(out, recipe, recipe_seeds(train_config.seed, recipe.seeds))
     check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, teachers, held_out))
     with recipe_locks(out, teachers):
         check_names_free(out)

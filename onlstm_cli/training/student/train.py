@@ -158,7 +158,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     (`out` + ".ckpt"), written at the end of every epoch, every `train.checkpoint_every` seconds and on
     Ctrl-C or SIGTERM; it goes on at the batch where that run stopped. `budget` (run/clock.py, or seconds) counts
     everything, the teachers' parse included, over all runs of a resumed training. `recipe`: kept in the file's meta."""
-    train = train or SelfTrainConfig()
+    train = (train or SelfTrainConfig()).check()
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers)
                 for t in (teacher if isinstance(teacher, (list, tuple)) else [teacher])]
     host = host or next((t.host for t in teachers if t.host is not None), None) or reading_host(corpus, teachers)

@@ -435,6 +435,19 @@ def test_bad_recipe_options_are_one_line_errors(corpus, tmp_path, extra, message
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("extra, message", [
+    (["--lr", "0"], "--lr must be positive"),
+    (["--dropout", "1"], "--dropout must be in [0, 1)"),
+    (["--max-vocab", "2"], "--max-vocab must be at least 3"),
+])
+def test_a_language_model_option_no_family_can_train_with_is_refused_before_the_recipe_writes(corpus, tmp_path,
+                                                                                              extra, message):
+    """Each family checks the recipe's options before anything is written (the record, the split, a model)."""
+    result = in_process(recipe_args(corpus, tmp_path / "m.onlstm") + extra)
+    assert result.exit_code == 2 and message in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("lines, said", [(8, "has 8 lines"), (1, "has 1 line")])
 def test_a_corpus_too_small_for_a_recipe_is_refused(tmp_path, lines, said):
     small = write_corpus(tmp_path / "small.txt", lines)

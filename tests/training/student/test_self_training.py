@@ -753,3 +753,13 @@ def test_a_student_without_a_language_model_host_parses_and_has_a_card(tiny_corp
     layer = runner.invoke(app, ["parse", "-m", str(out), "--layer", "2"], input="the cat sat\n")
     assert layer.exit_code == 2 and "span parser without a language model" in layer.output
     assert "Traceback" not in layer.output
+
+
+def test_self_train_checks_its_config_before_the_teachers_parse(tiny_loaded, tiny_corpus, tmp_path):
+    """The library checks a span parser's options once (SelfTrainConfig.check), for the CLI and Python callers."""
+    from onlstm_cli.errors import TrainingError
+    for config, message in ((SelfTrainConfig(teacher_layers=(2,), span_parser_teachers=True), "--second-round"),
+                            (SelfTrainConfig(lr=0.0), "--lr must be positive")):
+        with pytest.raises(TrainingError, match=message):
+            self_train(tiny_corpus["train"], tmp_path / "s.onlstm", [tiny_loaded], tiny_corpus["valid"], train=config)
+    assert not (tmp_path / "s.onlstm").exists()
