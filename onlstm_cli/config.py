@@ -239,7 +239,7 @@ class RecipeConfig:
         if not (self.max_ppl_ratio == 0 or self.max_ppl_ratio >= 1):  # below 1 would leave out the median model
             raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {self.max_ppl_ratio:g}")
         if not self.families or len(set(self.families)) != len(self.families):
-            raise TrainingError(f"--families {','.join(self.families)}: name each model family once")
+            raise TrainingError(f"model families {', '.join(self.families) or '(none)'}: name each family once")
         try:
             self.right_branching = voter_weight(self.right_branching)
         except ValueError as e:

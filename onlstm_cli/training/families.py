@@ -1,5 +1,5 @@
 """Model families: the recipe's unit. A family trains a model of one seed on the corpus within a budget, loads its
-file as a teacher, and says how healthy the run was; the recipe trains every family of --families × --seeds side
+file as a teacher, and says how healthy the run was; the recipe trains every family of RecipeConfig.families × --seeds side
 by side and lets their teachers vote. FAMILIES names them, as supar registers its parsers: a new family is a
 module with a `ModelFamily` subclass and one line in that table (CONTRIBUTING.md, "A new teacher family").
 """
@@ -42,7 +42,7 @@ class TeacherRun:
 
 
 class ModelFamily:
-    """A kind of model that teaches in the recipe. `name` is how --families and the record name it, `kind` what its
+    """A kind of model that teaches in the recipe. `name` is how RecipeConfig.families and the record name it, `kind` what its
     files record (modelfile.MODEL_KINDS), `health` what its failed-run figure is, in words. Made from the recipe's
     run (`RecipeRun`: its model, training and self-training options); it must pickle, as a job's part sent to the
     process that trains it."""
@@ -114,5 +114,5 @@ class OnlstmFamily(ModelFamily):
         return OnlstmTeacher(load_model(path), self_train.teacher_layers, self_train.extra_layers)
 
 
-# name → family: what --families offers and the recipe's record names
+# name → family: what RecipeConfig.families offers and the recipe's record names
 FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily}

@@ -99,7 +99,7 @@ class RecipeRun:
     held_out: bool = False            # the validation text is the recipe's own split of the corpus
     budget: Budget | None = None      # the recipe's time, from the command's start; None: --time-budget from now
     clock: StagePlan = field(init=False)
-    families: list = field(init=False)  # the families of --families, each made from this run's options
+    families: list = field(init=False)  # the families of RecipeConfig.families, each made from this run's options
 
     def __post_init__(self):
         self.budget = self.budget or Budget(self.train_config.time_budget)
@@ -343,7 +343,7 @@ def teacher_files(out: Path, recipe: RecipeConfig, seeds: list[int]) -> list[tup
     """Each teacher the recipe trains, as (what the user calls it, its model file): family by family, seed by seed."""
     unknown = [name for name in recipe.families if name not in FAMILIES]
     if unknown:
-        raise TrainingError(f"--families {','.join(unknown)}: no such model family; choose from {', '.join(FAMILIES)}")
+        raise TrainingError(f"no model family {', '.join(unknown)}: the families are {', '.join(FAMILIES)}")
     return [(f"the {'language' if name == 'onlstm' else name} model of seed {seed}", FAMILIES[name].path(out, seed))
             for name in recipe.families for seed in seeds]
 

@@ -1,8 +1,10 @@
-"""The recipe's first stage (recipe/runner.py): every family of --families trains its models, seeds S, S+1, …,
-S+K−1, each written beside --out (`ModelFamily.path`), within the stage's share of the one budget. Side by side,
-one process a model (side_by_side.py), where more than one trains at once; else one after another in this process.
-Each model goes into the record as it ends, so an interruption loses none that finished."""
+"""The recipe's first stage (recipe/runner.py): every family of RecipeConfig.families trains its models, seeds S,
+S+1, …, S+K−1, each written beside --out (`ModelFamily.path`), within the stage's share of the one budget. Side by
+side, one process a model (side_by_side.py), where more than one trains at once; else one after another in this
+process. Each model goes into the record as it ends, so an interruption loses none that finished."""
 from __future__ import annotations
+
+import signal
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.families import TeacherJob, TeacherRun
@@ -51,7 +53,7 @@ class TeacherStage:
                 self.record(job, outcome)
             self.run.save(self.state, "language_models")
             if outcome.interrupted:
-                return outcome.stop_signal
+                return outcome.stop_signal or signal.SIGINT  # a run stopped without naming a signal is stopped too
         return 0
 
     def budgets(self, models: int) -> list:

@@ -66,7 +66,7 @@ def test_a_family_registered_by_one_table_line_trains_votes_and_resumes_in_the_r
 def test_an_unknown_family_is_refused_in_one_line(tmp_path):
     from onlstm_cli.errors import TrainingError
     corpus = write_corpus(tmp_path / "corpus.txt", 40, seed=5)
-    with pytest.raises(TrainingError, match="--families pcfg: no such model family; choose from onlstm"):
+    with pytest.raises(TrainingError, match="no model family pcfg: the families are onlstm"):
         run_recipe(corpus, tmp_path / "m.onlstm", None, TINY_LM, TrainConfig(), {},
                    RecipeConfig(seeds=2, families=("onlstm", "pcfg")))
 
