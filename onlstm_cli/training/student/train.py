@@ -3,9 +3,10 @@
 A teacher is anything with a name, a tokenizer and its voters' trees of a batch of sentences (induction/teachers.py):
 an ON-LSTM model file votes with its layers' trees as `onlstm parse` builds them. The span parser learns the share
 of the votes each span gets (training/student/votes.py); no gold tree is used: the epoch kept is the one with the lowest loss
-on the votes of the validation text. The file written is the host's language model (its vocabulary, tokenizer and
-layers, for perplexity and `--layer`) with the span parser beside it, which `parse` then uses by default
-(modelfile.py). An epoch-end checkpoint beside it lets an interrupted run resume.
+on the votes of the validation text. The file written is the host's language model (the first teacher's that has
+one: its vocabulary, tokenizer and layers, for perplexity and `--layer`) with the span parser beside it, which
+`parse` then uses by default (modelfile.py); where no teacher is a language model, it is the span parser alone with a
+vocabulary of the corpus (kind "span"). An epoch-end checkpoint beside it lets an interrupted run resume.
 """
 from __future__ import annotations
 
@@ -154,8 +155,8 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
     """Train a span parser on `teacher`'s trees of `corpus`, keep the epoch with the best validation loss.
     `teacher`: a loaded model file or a Teacher (induction/teachers.py), or a list of them. Several teachers
     vote: a span's target is the share of their voters' trees that have it. The file written holds `host`'s
-    language model (default: the first teacher's model file), the student reading its vocabulary. `resume`: the checkpoint of an interrupted run
-    (`out` + ".ckpt"), written at the end of every epoch, every `train.checkpoint_every` seconds and on
+    language model (default: the first teacher's that has one; with none, the student is a file of its own), the
+    student reading its vocabulary. `resume`: the checkpoint of an interrupted run (`out` + ".ckpt"), written at the end of every epoch, every `train.checkpoint_every` seconds and on
     Ctrl-C or SIGTERM; it goes on at the batch where that run stopped. `budget` (run/clock.py, or seconds) counts
     everything, the teachers' parse included, over all runs of a resumed training. `recipe`: kept in the file's meta."""
     train = (train or SelfTrainConfig()).check()
