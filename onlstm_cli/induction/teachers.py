@@ -156,6 +156,9 @@ def as_teacher(model, layers: tuple[int, ...] = (), extra_layers: int = 0, span_
     """The teacher of a loaded model file (or a Teacher already, as it is)."""
     if isinstance(model, Teacher):
         return model
+    if callable(getattr(model, "voter_trees", None)):  # a teacher class that gives less than the protocol asks
+        raise TrainingError(f"{type(model).__name__} is not a whole Teacher: subclass induction.teachers.TeacherBase, "
+                            "which gives what a family need not write")
     if span_parsers:
         return SpanParserTeacher(model)
     kind = getattr(model, "kind", "onlstm")

@@ -763,3 +763,17 @@ def test_self_train_checks_its_config_before_the_teachers_parse(tiny_loaded, tin
         with pytest.raises(TrainingError, match=message):
             self_train(tiny_corpus["train"], tmp_path / "s.onlstm", [tiny_loaded], tiny_corpus["valid"], train=config)
     assert not (tmp_path / "s.onlstm").exists()
+
+
+def test_a_teacher_class_short_of_the_protocol_is_told_what_to_subclass():
+    from onlstm_cli.errors import TrainingError
+    from onlstm_cli.induction.teachers import as_teacher
+
+    class Bare:  # voter_trees alone: no host, coverage or split to ask of it
+        name, tokenizer, weighing = "bare", None, 0
+
+        def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+            return [[set() for _ in sentences]]
+
+    with pytest.raises(TrainingError, match="subclass induction.teachers.TeacherBase"):
+        as_teacher(Bare())
