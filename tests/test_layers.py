@@ -146,3 +146,13 @@ def test_every_import_points_down_the_layers_of_docs_layout():
 def test_the_layer_checker_finds_an_import_that_points_up():
     assert layer_of("onlstm_cli.training.student.votes") > layer_of("onlstm_cli.training.lm.train")
     assert layer_of("onlstm_cli.text.vocab") < layer_of("onlstm_cli.modelfile") < layer_of("onlstm_cli.cli.app")
+
+
+def test_every_folder_of_the_package_is_installed():
+    """pyproject.toml names the packages a wheel holds: a folder missing there imports from a checkout (editable)
+    and fails once installed (issue 51's subpackages did, on CI's plain `pip install .`)."""
+    import tomllib
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    folders = {module_name(init) for init in PACKAGE.rglob("__init__.py")}
+    assert folders - listed == set()
