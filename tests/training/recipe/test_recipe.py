@@ -574,20 +574,27 @@ def test_a_record_from_before_an_option_existed_still_resumes(finished, corpus):
     assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
 
 
-def test_a_record_written_before_model_families_resumes_its_span_parser_stage(finished, corpus, tmp_path):
+def test_a_record_written_before_model_families_is_the_same_recipe(finished, corpus, tmp_path):
     """Issue 51: a record of version 1 (every teacher an ON-LSTM, none naming its family) is migrated in one place
-    and goes on: its teachers are the ON-LSTM family's, and the record is written again as version 2."""
-    def as_version_1(record):
-        record["version"] = 1
-        del record["options"]["recipe"]["families"]
-        for teacher in record["teachers"]:
-            del teacher["family"]
+    (record.migrated): its teachers are the ON-LSTM family's, its options today's, and the recipe is complete."""
+    import shutil
+
+    from onlstm_cli.training.recipe.record import migrated
     copy = tmp_path / "v1"
-    result = rerun_span_parser_stage(finished, corpus, copy, as_version_1)
-    assert result.returncode == 0, result.stderr
-    assert "stage 2 of 2, the span parser on the votes of 2 language models" in result.stderr
-    record = json.loads((copy / "tiny.onlstm.recipe.json").read_text())
-    assert record["version"] == 2 and [t["family"] for t in record["teachers"]] == ["onlstm", "onlstm"]
+    shutil.copytree(finished.parent, copy)
+    record_path = copy / "tiny.onlstm.recipe.json"
+    record = json.loads(record_path.read_text().replace(str(finished.parent), str(copy)))
+    record["version"] = 1
+    del record["options"]["recipe"]["families"]
+    for teacher in record["teachers"]:
+        del teacher["family"]
+    record_path.write_text(json.dumps(record))
+    assert [t["family"] for t in migrated(json.loads(record_path.read_text()))["teachers"]] == ["onlstm", "onlstm"]
+    result = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
+    assert result.returncode == 0 and "already complete" in result.stderr, result.stderr
+    assert json.loads(record_path.read_text())["version"] == 2  # written again as this onlstm writes it
+    with pytest.raises(ValueError, match="newer than this onlstm's"):
+        migrated({**record, "version": 3})
 
 
 def test_a_record_of_the_options_old_name_for_the_extra_layers_still_resumes(finished, corpus, tmp_path):
