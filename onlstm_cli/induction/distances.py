@@ -164,10 +164,9 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     for k, h in zip(short, heights):
         results[k] = h
     long = [k for k, s in enumerate(sentences) if len(s) > MAX_SPAN_WORDS]
-    if long and loaded.model is None:  # a span parser alone: the right-branching tree, as distances falling
+    if long and loaded.model is None:  # a span parser alone has no language model's tree: the right-branching one
         for k in long:
-            results[k] = tree_heights(build_tree(list(range(len(sentences[k]), 0, -1)), list(range(len(sentences[k]))),
-                                                 "symmetric"))
+            results[k] = tree_heights(right_branching(list(range(len(sentences[k])))))
     elif long:
         distances = _direction_distances(loaded, [sentences[k] for k in long], loaded.parse_layer, batch_size, False)
         for k, d in zip(long, distances):

@@ -28,7 +28,7 @@ class TeacherJob:
     @property
     def label(self) -> str:
         """How its log lines are marked: [seed 1111] for an ON-LSTM, [pcfg seed 1111] for another family's."""
-        return f"seed {self.seed}" if self.family.name == "onlstm" else f"{self.family.name} seed {self.seed}"
+        return self.family.label(self.seed)
 
 
 @dataclass
@@ -50,9 +50,20 @@ class ModelFamily:
     kind = ""
     health = "validation loss"
     health_key = "health"  # the record's key for the figure
+    ensembles = False      # whether its voting models can be one ensemble file (the student check's consensus parser)
 
     def __init__(self, run):
         pass
+
+    @classmethod
+    def model_words(cls) -> str:
+        """What the log calls one of its models."""
+        return f"{cls.name} model"
+
+    @classmethod
+    def label(cls, seed: int) -> str:
+        """What marks the log lines of its model of `seed`."""
+        return f"{cls.name} seed {seed}"
 
     @classmethod
     def path(cls, out: Path, seed: int) -> Path:
@@ -83,6 +94,15 @@ class OnlstmFamily(ModelFamily):
     name = kind = "onlstm"
     health = "validation perplexity"
     health_key = "valid_ppl"  # as records written before families named it
+    ensembles = True
+
+    @classmethod
+    def model_words(cls) -> str:
+        return "language model"
+
+    @classmethod
+    def label(cls, seed: int) -> str:
+        return f"seed {seed}"
 
     def __init__(self, run):
         self.model_config, self.train_config, self.lm_options = dict(run.model_config), run.train_config, run.lm_options
@@ -101,8 +121,7 @@ class OnlstmFamily(ModelFamily):
 
     def train(self, job: TeacherJob, reporter) -> TeacherRun:
         from onlstm_cli.training.lm.train import train_model
-        config = replace(self.train_config, seed=job.seed, time_budget=job.budget.seconds,
-                         threads=job.threads or self.train_config.threads)
+        config = replace(self.train_config, seed=job.seed, threads=job.threads or self.train_config.threads)
         result = train_model(job.corpus, job.out, dict(self.model_config), config, valid=job.valid, resume=job.resume,
                              reporter=reporter, budget=job.budget, **self.lm_options)
         return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,

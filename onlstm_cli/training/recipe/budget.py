@@ -21,7 +21,7 @@ class StagePlan:
     """The recipe's `budget` shared out between its stages: `teachers` models (every family's), `slots` at once."""
 
     def __init__(self, budget: Budget, lm_share: float, teachers: int, slots: int):
-        self.budget, self.lm_share, self.seeds, self.slots = budget.seconds, lm_share, teachers, slots
+        self.budget, self.lm_share, self.teachers, self.slots = budget.seconds, lm_share, teachers, slots
         self.started = self.counted_until = budget.started  # the end of the time already counted toward a stage
 
     def count(self, state, stage: str) -> None:
@@ -38,7 +38,7 @@ class StagePlan:
         """Each language model's own training time at most, over its resumed runs."""
         if self.budget is None:
             return None
-        return self.budget * self.lm_share / side_by_side.waves(self.seeds, self.slots)
+        return self.budget * self.lm_share / side_by_side.waves(self.teachers, self.slots)
 
     def stage_one_left(self, state) -> float | None:
         if self.budget is None:
@@ -74,7 +74,7 @@ class StagePlan:
         if not state.teachers:
             return "no time budget: each model runs its --epochs (the recipe's ETA follows the first model)"
         per_model = sum(t["seconds"] for t in state.teachers) / len(state.teachers)
-        rounds = side_by_side.waves(self.seeds - number + 1, self.slots)
+        rounds = side_by_side.waves(self.teachers - number + 1, self.slots)
         return (f"about {per_model / 60:.1f} min a model, so the language models end in about "
                 f"{per_model * rounds / 60:.1f} min; then the span parser")
 
@@ -83,8 +83,8 @@ class StageProgress:
     """The recipe's own line every `every` seconds while its language models train side by side, where each
     process's lines say only how its own model goes: the stage, the seeds training, the time left."""
 
-    def __init__(self, clock: StagePlan, state, seeds: int, every: float, log):
-        self.clock, self.state, self.seeds, self.every, self.log = clock, state, seeds, every, log
+    def __init__(self, clock: StagePlan, state, every: float, log):
+        self.clock, self.state, self.every, self.log = clock, state, every, log
         self.started = self.last = time.monotonic()
 
     def tick(self, training: list, waiting: int) -> None:
@@ -95,7 +95,7 @@ class StageProgress:
         self.last = now
         seeds = (f"seed{'s' if len(training) > 1 else ''} {', '.join(str(job.seed) for job in training)}"
                  if all(job.family.name == "onlstm" for job in training) else ", ".join(j.label for j in training))
-        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.seeds} language models done, "
+        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.clock.teachers} language models done, "
                 f"training {seeds}"
                 + (f", {waiting} waiting" if waiting else "")
                 + f"; {(now - self.started) / 60:.1f} min in this stage")

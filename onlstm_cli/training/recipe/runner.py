@@ -114,7 +114,7 @@ class RecipeRun:
         return next(f for f in self.families if f.name == teacher.get("family", "onlstm"))
 
     def teacher_paths(self) -> list[Path]:
-        return [family.path(self.out, seed) for family in self.families for seed in self.seeds()]
+        return [path for _, path in teacher_files(self.out, self.recipe, self.seeds())]
 
     def options(self) -> dict:
         """The record a rerun must match: files, sizes, every option that changes what is trained."""
@@ -204,8 +204,7 @@ class RecipeRun:
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
         for teacher, family, median in left_out:
-            what = "language model" if family.name == "onlstm" else f"{family.name} model"
-            self.log(f"recipe: the {what} of seed {teacher['seed']} does not vote: its {family.health} "
+            self.log(f"recipe: the {family.model_words()} of seed {teacher['seed']} does not vote: its {family.health} "
                      f"{teacher[family.health_key]} is more than {self.recipe.max_ppl_ratio:g} × the models' median "
                      f"{median:.2f} (a failed run; --max-ppl-ratio 0 lets every model vote)")
         teachers = self.teachers(voting)
@@ -255,7 +254,7 @@ class RecipeRun:
                 self.log("recipe: the span parser has trained but was not checked: the teachers parse the "
                          "validation text for its check")
                 votes = validation_votes(self.out, self.teachers(voting), self.valid, self.self_train)
-            one_file = all(t.get("family", "onlstm") == "onlstm" for t in voting)  # an ensemble file of them
+            one_file = all(self.family_of(t).ensembles for t in voting)  # the consensus parser is one file
             check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting] if one_file else None,
                                   votes, self.log)
             state.span_parser["student_check"] = None if check is None else asdict(check)  # None: no sentence to check
@@ -344,7 +343,7 @@ def teacher_files(out: Path, recipe: RecipeConfig, seeds: list[int]) -> list[tup
     unknown = [name for name in recipe.families if name not in FAMILIES]
     if unknown:
         raise TrainingError(f"no model family {', '.join(unknown)}: the families are {', '.join(FAMILIES)}")
-    return [(f"the {'language' if name == 'onlstm' else name} model of seed {seed}", FAMILIES[name].path(out, seed))
+    return [(f"the {FAMILIES[name].model_words()} of seed {seed}", FAMILIES[name].path(out, seed))
             for name in recipe.families for seed in seeds]
 
 

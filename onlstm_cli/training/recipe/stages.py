@@ -82,7 +82,7 @@ class TeacherStage:
         run.log(f"recipe: stage 1 of 2, {len(pending)} {models_text(pending)}, {slots} at a time side by side "
                 f"({threads} thread{'s' if threads > 1 else ''} each); {run.clock.eta_text(self.state, pending[0].number)}")
         failures = []
-        progress = StageProgress(run.clock, self.state, pending[0].total, run.recipe.progress_every, run.log)
+        progress = StageProgress(run.clock, self.state, run.recipe.progress_every, run.log)
 
         def started(job):
             run.log(f"recipe: {teacher_name(job)} → {job.out}{', resumed from its checkpoint' if job.resume else ''}; "
@@ -110,7 +110,7 @@ class TeacherStage:
 
 
 def model_word(job: TeacherJob) -> str:
-    return "language model" if job.family.name == "onlstm" else f"{job.family.name} model"
+    return job.family.model_words()
 
 
 def models_text(jobs: list[TeacherJob]) -> str:

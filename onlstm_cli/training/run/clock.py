@@ -9,7 +9,7 @@ the same deadline.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 ESTIMATE_STEPS = 20  # steps timed before the run's length is estimated (the first ones warm kernels up)
 
@@ -28,18 +28,15 @@ class Budget:
         ends = [end for end in (until, self.until) if end is not None]
         return Budget(seconds, time.time(), min(ends) if ends else None)
 
-    def with_seconds(self, seconds: float | None) -> "Budget":
-        return replace(self, seconds=seconds)
-
 
 class Clock:
     """A run's clock: its `budget`'s seconds count over the run's earlier runs (`seconds_before`) and this one from
-    the moment the clock is made; `work` units a pass (tokens an epoch, batches), `passes` passes at most."""
+    the moment the clock is made; `epoch_tokens` units of work an epoch (tokens), `epochs` epochs at most."""
 
-    def __init__(self, budget: Budget, seconds_before: float = 0.0, work: int = 1, passes: int = 1):
+    def __init__(self, budget: Budget, seconds_before: float = 0.0, epoch_tokens: int = 1, epochs: int = 1):
         self.t0 = time.time()
         self.seconds_before, self.time_budget = seconds_before, budget.seconds
-        self.epoch_tokens, self.epochs = work, passes
+        self.epoch_tokens, self.epochs = epoch_tokens, epochs
         budget_end = None if budget.seconds is None else self.t0 + max(0.0, budget.seconds - seconds_before)
         self.deadline = min((end for end in (budget_end, budget.until) if end is not None), default=None)
         self.validation_seconds = 0.0  # the latest validation's: the run stops that long before its deadline

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from onlstm_cli.errors import TrainingError
+from onlstm_cli.errors import ModelFileError, TrainingError
 from onlstm_cli.files import lock_path
 from onlstm_cli.modelfile import stale_temp_files, write_failure
 
@@ -52,7 +52,6 @@ class Saves:
 
     def __call__(self, write) -> bool:
         """`write()`, True where it succeeded."""
-        from onlstm_cli.errors import ModelFileError
         try:
             write()
         except ModelFileError as e:  # a full disk, a file system gone read-only, weights float16 cannot hold

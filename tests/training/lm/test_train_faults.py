@@ -327,9 +327,9 @@ def test_the_cosine_schedule_falls_from_the_rate_to_zero_over_the_run(corpus, tm
 def test_the_share_of_a_run_done_is_its_epochs_or_its_time_whichever_ends_it_first(monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(onlstm_cli.training.run.clock.time, "time", lambda: now[0])
-    clock = Clock(Budget(None), seconds_before=0.0, work=100, passes=10)
+    clock = Clock(Budget(None), seconds_before=0.0, epoch_tokens=100, epochs=10)
     assert clock.share_done(2.5) == 0.25 and clock.share_before(2.5) == 0.25
-    clock = Clock(Budget(600.0), seconds_before=60.0, work=100, passes=10)
+    clock = Clock(Budget(600.0), seconds_before=60.0, epoch_tokens=100, epochs=10)
     assert clock.share_before(0.5) == 0.1   # 60 of 600 seconds, before this run
     now[0] += 210.0
     assert clock.share_done(0.5) == pytest.approx(0.45)  # 270 of 600 seconds
