@@ -160,6 +160,58 @@ class SpanParserConfig:
 
 
 @dataclass
+class PcfgConfig:
+    """The neural PCFG (pcfg/model.py): its symbols and the rank of its binary rules, sized for a 2-core CPU by the rule
+    of docs/experiments/pcfg.md. Its rules are low-rank (TN-PCFG, Yang, Zhao and Tu 2021): the inside pass costs
+    O(n³·rank), not O(n³·symbols³)."""
+    vocab_size: int
+    nonterminals: int = 30   # N-PCFG's (Kim et al. 2019)
+    preterminals: int = 60   # N-PCFG's
+    rank: int = 64           # of the binary rules' decomposition
+    symbol_size: int = 128   # the symbols' and ranks' embeddings, and the MLPs' width
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def check(self) -> "PcfgConfig":
+        for name in ("nonterminals", "preterminals", "rank", "symbol_size"):
+            if getattr(self, name) < 1:
+                raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
+        return self
+
+
+@dataclass
+class PcfgTrainConfig:
+    """Training a neural PCFG (training/pcfg/): the sentences' likelihood by the inside pass, Adam, batches of
+    sentences of about equal length."""
+    epochs: int = 100
+    time_budget: float | None = 3600.0  # seconds; None = no limit
+    batch_size: int = 32                # sentences per step
+    lr: float = 2e-3                    # Adam, betas (0.75, 0.999) as Kim et al. (2019)
+    clip: float = 3.0
+    max_len: int = 40                   # longer training sentences are left out (a chart grows as n²), counted
+    seed: int = 1111
+    threads: int | None = None
+    checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
+    max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
+
+    def check(self) -> "PcfgTrainConfig":
+        for name in ("batch_size", "epochs"):
+            if getattr(self, name) < 1:
+                raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.max_len < 2:
+            raise TrainingError("--max-len must be at least 2 (a tree needs two words)")
+        if not self.lr > 0:
+            raise TrainingError("--lr must be positive")
+        if self.clip < 0:
+            raise TrainingError("--clip must be at least 0")
+        TrainConfig.check_threads(self.threads)
+        if self.checkpoint_every is None:
+            raise TrainingError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
+        return self
+
+
+@dataclass
 class SelfTrainConfig:
     """Training the span parser on a teacher model's trees (student/train.py)."""
     epochs: int = 8

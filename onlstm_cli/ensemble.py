@@ -33,12 +33,14 @@ def check_ensemble(models: list[LoadedModel], config: EnsembleConfig) -> None:
     if config.weights and (len(config.weights) != len(models) or not all(map(math.isfinite, config.weights))
                            or min(config.weights) < 0 or max(config.weights) <= 0):
         raise UserError(f"--weights: give one finite, non-negative weight per model ({len(models)}), not all 0")
+    for model in models:  # an ensemble combines language models' distances layer by layer
+        if model.model is None or model.span_parser is not None or model.members:
+            what = "a PCFG" if model.pcfg is not None else "a span parser" if model.tree_parser else "an ensemble"
+            raise UserError(f"{model.path} is {what}, not a language model: an ensemble combines language models")
     first = models[0]
     if config.parse_layer is not None and not 1 <= config.parse_layer <= first.config.n_layers:
         raise UserError(f"--parse-layer {config.parse_layer}: {first.path} has layers 1 to {first.config.n_layers}")
     for model in models:
-        if model.span_parser is not None or model.members:
-            raise UserError(f"{model.path} is a span parser or an ensemble already: give language models")
         if model.vocab.itos != first.vocab.itos or model.tokenizer.to_dict() != first.tokenizer.to_dict():
             raise UserError(f"{model.path} reads text otherwise than {first.path} (another vocabulary or "
                             "tokenizer): an ensemble's models must read the same words")

@@ -206,8 +206,8 @@ def check_declared_sizes(section: dict, where: str, layer_weight: str, config_cl
         value = config.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ModelFileError(f"{where} is damaged: its {name} is {str(value)[:40]!r}, not a positive whole number")
-    present = {m.group(1) for name in state if (m := re.fullmatch(layer_weight, name))}
-    if config["n_layers"] != len(present):
+    present = {m.group(1) for name in state if layer_weight and (m := re.fullmatch(layer_weight, name))}
+    if layer_weight and config["n_layers"] != len(present):  # (None: a model without layers, the PCFG)
         raise ModelFileError(f"{where} is damaged: it declares {config['n_layers']} layers but holds the weights "
                              f"of {len(present)}")
     try:

@@ -67,12 +67,19 @@ class LoadedModel:
     weights: list[float] | None = None  # one per model (this one first); None: equal
     span_parser: object = None  # a self-trained SpanParser (span_parser.py): when present, it parses
     kind: str = "onlstm"  # the model family (MODEL_KINDS), which also says how it teaches (induction/teachers.py)
+    pcfg: object = None  # a neural PCFG (kind "pcfg", pcfg_file.py): it parses
+
+    @property
+    def tree_parser(self):
+        """What parses whole sentences where no layer is asked for: a span parser or a PCFG (None: the layers)."""
+        return self.span_parser if self.pcfg is None else self.pcfg
 
     @property
     def config(self) -> ModelConfig:
         if self.model is None:
-            raise ModelFileError(f"{self.path} is a span parser without a language model: it has no layers, "
-                                 "layer distances or perplexity of its own")
+            what = "a PCFG" if self.pcfg is not None else "a span parser without a language model"
+            raise ModelFileError(f"{self.path} is {what}: it has no layers, layer distances or language-model "
+                                 "perplexity of its own")
         return self.model.config
 
     @property
@@ -92,8 +99,8 @@ class LoadedModel:
         for part in (self, *self.members):
             if part.model is not None:
                 part.model.to(device)
-        if self.span_parser is not None:
-            self.span_parser.to(device)
+        if self.tree_parser is not None:
+            self.tree_parser.to(device)
         return self
 
     def first_model_only(self) -> None:
@@ -206,8 +213,6 @@ def model_archive(model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Toke
 
 def all_finite(model: ONLSTMLanguageModel) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.state_dict().values() if p.is_floating_point())
-
-
 
 
 def save_model(path: str | Path, model: ONLSTMLanguageModel, vocab: Vocabulary, tokenizer: Tokenizer,
@@ -427,7 +432,12 @@ def span_from_archive(archive: dict, path: str = "") -> LoadedModel:
 
 # a model file's kind (its family) → the function that builds the loaded model from its archive, as supar keeps a
 # registry of parser classes. A new family is a module with its model and loader, and one line here.
-MODEL_KINDS = {"onlstm": model_from_archive, "span": span_from_archive}
+def pcfg_from_archive(archive: dict, path: str = "") -> LoadedModel:
+    from onlstm_cli.pcfg_file import pcfg_from_archive as load  # (it builds on this module)
+    return load(archive, path)
+
+
+MODEL_KINDS = {"onlstm": model_from_archive, "span": span_from_archive, "pcfg": pcfg_from_archive}
 
 
 def load_model(path: str | Path) -> LoadedModel:

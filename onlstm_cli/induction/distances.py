@@ -34,7 +34,7 @@ COMBINE_RULES = ("mean", "zscore", "rank")
 def split_rule(loaded, layer: int | None = None, split: str | None = None) -> str:
     """The split rule that builds trees from `sentence_distances(loaded, …, layer)`: the symmetric one for a
     span parser's split heights (only it rebuilds the span parser's tree), else `split` or the model's."""
-    if loaded.span_parser is not None and layer is None:
+    if loaded.tree_parser is not None and layer is None:
         return "symmetric"
     return split or loaded.split
 
@@ -53,7 +53,7 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ. The
     average is weighted by the file's member weights (e.g. less weight on a weaker direction), equal by default.
     A self-trained file's span parser gives the distances (its tree's split heights) unless a layer is asked for."""
-    if loaded.span_parser is not None and layer is None and not all_layers:
+    if loaded.tree_parser is not None and layer is None and not all_layers:
         return _model_distances(loaded, sentences, lambda units: _span_distances(loaded, units, batch_size),
                                 recut=not model_tokens)
     n_layers = loaded.config.n_layers
@@ -145,26 +145,30 @@ def distances_of_words(unit_distances: list[float], starts: list[int | None]) ->
 
 
 def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:
-    """The split heights of the span parser's tree of each sentence (span_parser.py); a sentence too long
-    for CKY gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
+    """The split heights of the tree parser's tree of each sentence (a span parser's CKY tree, a PCFG's MBR tree); a
+    sentence too long for its chart gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
     import torch
 
+    from onlstm_cli.pcfg.model import MAX_PCFG_WORDS, pcfg_trees
     from onlstm_cli.span.model import MAX_SPAN_WORDS, span_distances, tree_heights
     vocab = loaded.vocab
-    short = [k for k, s in enumerate(sentences) if len(s) <= MAX_SPAN_WORDS]
+    longest = MAX_SPAN_WORDS if loaded.pcfg is None else MAX_PCFG_WORDS
+    short = [k for k, s in enumerate(sentences) if len(s) <= longest]
     results: list = [None] * len(sentences)
     words_of = [list(sentences[k]) for k in short]
     ids_of = [vocab.encode(words) for words in words_of]
     threads = torch.get_num_threads()
-    if threads > 1 and len(short) > batch_size and loaded.span_parser.bias.device.type == "cpu":
+    if loaded.pcfg is not None:
+        heights, _ = pcfg_trees(loaded.pcfg, ids_of, batch_size)
+    elif threads > 1 and len(short) > batch_size and loaded.span_parser.bias.device.type == "cpu":
         with batches_side_by_side(threads) as pool:
             heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map, words_of)
     else:
         heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, words_of=words_of)
     for k, h in zip(short, heights):
         results[k] = h
-    long = [k for k, s in enumerate(sentences) if len(s) > MAX_SPAN_WORDS]
-    if long and loaded.model is None:  # a span parser alone has no language model's tree: the right-branching one
+    long = [k for k, s in enumerate(sentences) if len(s) > longest]
+    if long and loaded.model is None:  # a tree parser alone has no language model's tree: the right-branching one
         for k in long:
             results[k] = tree_heights(right_branching(list(range(len(sentences[k])))))
     elif long:

@@ -141,7 +141,7 @@ def model_trees(loaded, sentences: Sequence[Sequence[str]], batch_size: int = 64
     """A loaded model file's constituents of each sentence, as it parses (a teacher's, a student's, a consensus
     parser's): its language model's parse layer and split rule (a self-trained file teaches with its language
     model's trees), or with `span_parsers` its span parser's, where it has one."""
-    own = span_parsers and loaded.span_parser is not None
+    own = span_parsers and loaded.tree_parser is not None
     distances = sentence_distances(loaded, sentences, None if own else loaded.parse_layer, batch_size,
                                    model_tokens=model_tokens)
     rule = split_rule(loaded) if own else loaded.split

@@ -123,13 +123,13 @@ def watched(batches: Iterable[list]) -> Iterator[list]:
 
 def bars_kind(parser) -> Callable[[str], Optional[str]]:
     """For `onlstm parse`: what a sentence's distances are, by its model file (ParsedSentence.model), for
-    draw.sentence_svg's `bars`: "span" (a self-trained file's span parser: split heights, unless --layer
+    draw.sentence_svg's `bars`: "span" (a span parser's or PCFG's tree: split heights, unless --layer
     asked for a layer) or "onlstm" (a layer's d_f). The models are already in the api.Parser's cache."""
     def kind(model: str) -> Optional[str]:
         if not model:
             return None
         loaded = parser._cache.get(Path(model))
-        return "span" if loaded.span_parser is not None and parser.layer is None else "onlstm"
+        return "span" if loaded.tree_parser is not None and parser.layer is None else "onlstm"
     return kind
 
 

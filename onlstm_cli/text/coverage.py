@@ -46,7 +46,7 @@ class Coverage:
 def reads_any_word(loaded, by_span_parser: bool = True) -> bool:
     """Whether what parses reads every word by its n-grams (text/units.py): the language model, or the span
     parser of a self-trained file where it parses (no --layer asked for)."""
-    parser = loaded.span_parser if by_span_parser else None
+    parser = loaded.tree_parser if by_span_parser else None
     return bool(loaded.unit_buckets) or getattr(parser, "unit_embed", None) is not None
 
 

@@ -1,0 +1,116 @@
+"""The neural PCFG's inside pass over its low-rank rules (pcfg/model.py, `rank_terms`), with the outside pass written
+by hand: the charts are O(B·n²·rank), where autograd through the inside loop would keep an (n − w)·w·rank tensor
+for every width w, O(B·n³·rank) in all.
+
+Charts are indexed [sentence, start, width, rank]. For a span of width w ≥ 2 the inside pass sums, over its
+splits t, left part (start, t) ⊙ right part (start + t, w − t), in log space:
+
+    β[i, w] = logsumexp_t  L[i, t] + R[i + t, w − t]           L[i, w] = log(exp β[i, w] @ mix_left)
+
+(R likewise, by mix_right), and the sentence's log-likelihood is logsumexp_r β[0, n](r) + log_root(r). The right
+parts of one width's spans, by split, are a strided view of R (`_right_parts`): no gather, no copy.
+
+The outside pass goes from the widest span down in expected counts μ (the marginals, ∂ log Z / ∂ log X), each
+share a ratio in [0, 1] (L + R − β ≤ 0), so it never overflows; the span marginals MBR parsing reads are
+Σ_r μβ. Both passes are checked against autograd through pcfg/model.py's `inside_reference` (tests/pcfg).
+"""
+from __future__ import annotations
+
+import torch
+
+TINY = 1e-30  # where a mixed probability underflows, its log is this small's, not −inf
+
+
+def _right_parts(chart: torch.Tensor, width: int, spans: int) -> torch.Tensor:
+    """The view (B, spans, width − 1, r) of `chart` whose [b, i, t] is the entry (start i + t + 1, width
+    width − t − 1): the right part of span (i, width) split after its first t + 1 words."""
+    batch, _, _, rank = chart.shape
+    sb, ss, sw, sr = chart.stride()
+    return chart.as_strided((batch, spans, width - 1, rank), (sb, ss, ss - sw, sr),
+                            chart.storage_offset() + ss + (width - 1) * sw)
+
+
+def log_mix(log_values: torch.Tensor, mix: torch.Tensor) -> torch.Tensor:
+    """log(exp(log_values) @ mix), scaled by each row's largest value so that nothing overflows."""
+    top = log_values.amax(-1, keepdim=True)
+    return top + ((log_values - top).exp() @ mix).clamp_min(TINY).log()
+
+
+def inside_charts(leaf_left, leaf_right, mix_left, mix_right):
+    """The charts L, R (every width) and β (widths ≥ 2) of a batch (B, n_max, r) of leaves' log terms."""
+    batch, n, rank = leaf_left.shape
+    left = leaf_left.new_zeros(batch, n, n + 1, rank)
+    right, beta = torch.zeros_like(left), torch.zeros_like(left)
+    left[:, :, 1], right[:, :, 1] = leaf_left, leaf_right
+    for width in range(2, n + 1):
+        spans = n - width + 1
+        joined = torch.logsumexp(left[:, :spans, 1:width] + _right_parts(right, width, spans), 2)
+        beta[:, :spans, width] = joined
+        if width < n:  # the widest spans are no one's part
+            left[:, :spans, width] = log_mix(joined, mix_left)
+            right[:, :spans, width] = log_mix(joined, mix_right)
+    return left, right, beta
+
+
+def _roots(beta: torch.Tensor, lengths: torch.Tensor, log_root: torch.Tensor) -> torch.Tensor:
+    """(B, r): each sentence's whole span's β, plus the root's log weights."""
+    return beta[torch.arange(beta.shape[0], device=beta.device), 0, lengths] + log_root
+
+
+def outside(left, right, beta, mix_left, mix_right, log_root, lengths, scale):
+    """The expected counts of the inside charts, each sentence's scaled by `scale` (B,): the gradients of
+    Σ scale · log Z with respect to the leaves' log terms, the mixes, the root's log weights, and the span
+    marginals (B, n_max, n_max + 1) by start and width."""
+    batch, n, _, rank = beta.shape
+    from_root = torch.softmax(_roots(beta, lengths, log_root), -1) * scale[:, None]
+    counts_left, counts_right = torch.zeros_like(left), torch.zeros_like(right)
+    grad_mix_left, grad_mix_right = torch.zeros_like(mix_left), torch.zeros_like(mix_right)
+    marginals = beta.new_zeros(batch, n, n + 1)
+    for width in range(n, 1, -1):
+        spans = n - width + 1
+        joined = beta[:, :spans, width]
+        counts = torch.zeros_like(joined)
+        if width < n:
+            scaled = (joined - joined.amax(-1, keepdim=True)).exp()
+            for chart, mix, grad in ((counts_left, mix_left, grad_mix_left), (counts_right, mix_right, grad_mix_right)):
+                ratio = chart[:, :spans, width] / (scaled @ mix).clamp_min(TINY)
+                counts += scaled * (ratio @ mix.T)
+                grad += scaled.reshape(-1, rank).T @ ratio.reshape(-1, rank)
+        ends_here = lengths == width
+        counts[ends_here, 0] += from_root[ends_here]
+        marginals[:, :spans, width] = counts.sum(-1)
+        shares = (left[:, :spans, 1:width] + _right_parts(right, width, spans) - joined[:, :, None]).exp()
+        shares *= counts[:, :, None]
+        counts_left[:, :spans, 1:width] += shares
+        _right_parts(counts_right, width, spans).add_(shares)  # each (start, width) once: a view, added in place
+    return counts_left[:, :, 1], counts_right[:, :, 1], grad_mix_left, grad_mix_right, from_root.sum(0), marginals
+
+
+class Inside(torch.autograd.Function):
+    """log Z (B,) of each sentence, differentiable by the outside pass."""
+
+    @staticmethod
+    def forward(ctx, leaf_left, leaf_right, mix_left, mix_right, log_root, lengths):
+        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
+        ctx.save_for_backward(left, right, beta, mix_left, mix_right, log_root, lengths)
+        return torch.logsumexp(_roots(beta, lengths, log_root), -1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        left, right, beta, mix_left, mix_right, log_root, lengths = ctx.saved_tensors
+        *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
+        return (*grads, None)
+
+
+def inside(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> torch.Tensor:
+    """Each sentence's log-likelihood (B,); sentences of at least two words."""
+    return Inside.apply(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths)
+
+
+@torch.no_grad()
+def marginals(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log Z (B,), span marginals (B, n_max, n_max + 1) by start and width): the expected count of each span."""
+    left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
+    log_z = torch.logsumexp(_roots(beta, lengths, log_root), -1)
+    *_, spans = outside(left, right, beta, mix_left, mix_right, log_root, lengths, torch.ones_like(log_z))
+    return log_z, spans

@@ -1,0 +1,150 @@
+"""Training a neural PCFG (pcfg/model.py) on plain text: each sentence's likelihood by the inside pass, in batches of
+sentences of about equal length, Adam (Kim et al. 2019's betas).
+
+The run is the run layer's (training/run/): one Budget over all its runs, checkpoints written atomically every
+`checkpoint_every` seconds, at every epoch's end and on Ctrl-C or SIGTERM (resumed with --resume at the batch where
+it stopped), the divergence guard, and the Reporter's progress lines. Memory is bounded by design: a chart holds
+O(n²·rank) floats, and a training line longer than `max_len` words is left out (counted, and said at the start).
+After every epoch the validation text's perplexity (per word, over its sentences of 2 to `max_len` words) decides
+whether `out` is replaced; without a validation text, every epoch's model replaces it.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from onlstm_cli import __version__
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, PcfgConfig, PcfgTrainConfig
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
+from onlstm_cli.pcfg.model import NeuralPCFG
+from onlstm_cli.signals import StopSignals
+from onlstm_cli.text.corpus import iter_sentences, no_sentences
+from onlstm_cli.text.tokenizers import Tokenizer
+from onlstm_cli.text.vocab import Vocabulary
+from onlstm_cli.training.lm.report import LineReporter, Reporter
+from onlstm_cli.training.run.clock import Budget, Clock
+from onlstm_cli.training.run.files import check_destination
+from onlstm_cli.training.run.identity import first_change
+from onlstm_cli.training.pcfg.trainer import PcfgRun, PcfgTrainResult
+
+
+@dataclass
+class Text:
+    """A run's sentences as word ids: training (2 to max_len words), validation (the same bounds)."""
+    vocab: Vocabulary
+    train: list[list[int]]
+    valid: list[list[int]]
+    left_out: int       # training lines over max_len words
+    one_word: int       # training lines of one word (no binary rule to learn from)
+
+
+def read_text(corpus, valid, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool, max_vocab: int | None,
+              min_freq: int, max_len: int, vocab: Vocabulary | None = None) -> Text:
+    """The corpus (and validation text) as ids, under a vocabulary of the corpus (or `vocab`, a resumed run's)."""
+    sentences = list(iter_sentences(corpus, tokenizer, pretokenized, keep_punct))
+    if not sentences:
+        raise no_sentences(corpus, tokenizer, pretokenized, keep_punct)
+    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq)
+    kept = [vocab.encode(s) for s in sentences if 2 <= len(s) <= max_len]
+    if not kept:
+        raise TrainingError(f"{corpus} has no line of 2 to {max_len} words for a PCFG to learn from")
+    held = [] if valid is None else [vocab.encode(s) for s in iter_sentences(valid, tokenizer, pretokenized, keep_punct)
+                                     if 2 <= len(s) <= max_len]
+    return Text(vocab, kept, held, sum(len(s) > max_len for s in sentences), sum(len(s) == 1 for s in sentences))
+
+
+@dataclass
+class Progress:
+    """Where a run stands; its checkpoint holds this with the weights and the optimizer."""
+    epoch: int = 1
+    step: int = 0
+    batches: list | None = None
+    best: float = math.inf
+    history: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_identity(corpus, valid, out: Path, config: PcfgConfig, train: PcfgTrainConfig, reading: dict) -> dict:
+    """What a resumed run must share with the run that wrote its checkpoint."""
+    return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()) if valid else None,
+            "out": str(out.resolve()), "pcfg": config.to_dict(), "batch_size": train.batch_size,
+            "max_len": train.max_len, "seed": train.seed, "reading": reading}
+
+
+IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "pcfg": "the PCFG's sizes",
+                  "batch_size": "--batch-size", "max_len": "--max-len", "seed": "--seed",
+                  "reading": "reading of the text (--tokenizer, --lang, --pretokenized, --keep-punct, --max-vocab, "
+                             "--min-freq)"}
+
+
+def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig | None = None, valid=None,
+               tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
+               keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
+               resume=None, reporter: Reporter | None = None, budget: Budget | None = None) -> PcfgTrainResult:
+    """Train (or resume) a neural PCFG on `corpus`; `out` holds the best by validation perplexity. `config`: the
+    PcfgConfig's sizes (its vocabulary's aside). Every option is checked before anything is read."""
+    train = (train or PcfgTrainConfig()).check()
+    PcfgConfig(vocab_size=0, **(config or {})).check()
+    if max_vocab is not None and max_vocab < 3:
+        raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    out, reporter = Path(out), reporter or LineReporter()
+    budget = Budget(train.time_budget) if budget is None else budget
+    started = time.time()
+    check_destination(out)
+    if train.threads:
+        torch.set_num_threads(train.threads)
+    tokenizer = tokenizer or Tokenizer()
+    reading = {"tokenizer": tokenizer.to_dict(), "lang": lang, "pretokenized": pretokenized, "keep_punct": keep_punct,
+               "max_vocab": max_vocab, "min_freq": min_freq}
+    state = None if resume is None else read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training")
+    if resume is not None and state is None:
+        raise TrainingError(f"{resume} is not a PCFG's checkpoint (train --family pcfg writes those)")
+    text = read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
+                     None if state is None else Vocabulary(state["vocab"][2:]))
+    sizes = PcfgConfig(vocab_size=len(text.vocab), **(config or {}))
+    torch.manual_seed(train.seed)
+    rng = random.Random(train.seed)
+    model = NeuralPCFG(sizes)
+    optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, betas=(0.75, 0.999))
+    identity = run_identity(corpus, valid, out, sizes, train, reading)
+    progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)
+    tokens = sum(map(len, text.train))
+    clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
+    reporter.message(start_line(model, text, train, tokens, progress))
+    meta = {"data": {"corpus": str(corpus), "valid": str(valid) if valid else None, "pretokenized": pretokenized,
+                     "keep_punct": keep_punct, "train_tokens": tokens, "left_out": text.left_out,
+                     "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"},
+            "train": {**asdict(train), "time_budget": budget.seconds}, "onlstm_version": __version__}
+    with StopSignals() as signals:
+        run = PcfgRun(model, optimizer, rng, text, train, progress, identity, out, clock, reporter, meta,
+                   (tokenizer, lang))
+        return run.loop(signals)
+
+
+def start_line(model: NeuralPCFG, text: Text, train: PcfgTrainConfig, tokens: int, progress: Progress) -> str:
+    c = model.config
+    where = f"; resumed in epoch {progress.epoch} after {progress.step} batches" if progress.step or progress.history else ""
+    skipped = (f"; {text.left_out:,} lines over {train.max_len} words left out (--max-len)" if text.left_out else "")
+    return (f"a PCFG of {c.nonterminals} nonterminals, {c.preterminals} preterminals, rank {c.rank} "
+            f"({sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters) on {len(text.train):,} sentences "
+            f"({tokens:,} words, vocabulary {len(text.vocab):,}){skipped}{where}")
+
+
+def resumed(state: dict, identity: dict, path, model: NeuralPCFG, optimizer, rng: random.Random) -> Progress:
+    change = first_change(state.get("identity", {}), identity)
+    if change is not None:
+        key, before, value = change
+        raise TrainingError(f"{path} is the checkpoint of a run with other {IDENTITY_NAMES[key]} ({before} there, "
+                            f"{value} here); resume it with the run's own options, or start anew")
+    model.load_state_dict(state["state_dict"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng.setstate(state["rng"])
+    torch.set_rng_state(state["torch_rng"])
+    return Progress(state["epoch"], state["step"], state["batches"], state["best"], state["history"], state["seconds"])

@@ -1,0 +1,179 @@
+"""The loop of one PCFG training run (train.py sets it up), in the pieces nanoGPT's loop has: steps, evaluation,
+checkpoints, stopping."""
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.pcfg.model import NeuralPCFG
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
+from onlstm_cli.pcfg_file import pcfg_archive
+from onlstm_cli.training.run.files import Saves, checkpoint_path
+from onlstm_cli.training.run.guard import DivergenceGuard
+
+
+@dataclass
+class PcfgTrainResult:
+    out: Path
+    checkpoint: Path
+    epochs_done: float
+    best_valid_ppl: float | None
+    seconds: float
+    stopped_by_time: bool = False
+    interrupted: bool = False
+    stop_signal: int = 0
+    left_out: int = 0              # training lines over max_len words
+
+    def summary(self, valid=None) -> str:
+        """The end line of `onlstm train --family pcfg`."""
+        how = "interrupted" if self.interrupted else "time budget reached" if self.stopped_by_time else "done"
+        model = (f"best valid ppl {self.best_valid_ppl:.2f}; model: {self.out}" if self.best_valid_ppl is not None
+                 else f"no validation text, so the model is the latest; model: {self.out}" if self.out.exists()
+                 else f"no model file was written ({self.out})")
+        return f"{how}: {self.epochs_done:.2f} epochs in {self.seconds / 60:.1f} min; {model}; checkpoint: {self.checkpoint}"
+
+
+def length_batches(ids_of: list[list[int]], batch_size: int, rng: random.Random | None) -> list[list[int]]:
+    """Batches of sentences of the same or about the same length (little padding), in random order with `rng`."""
+    order = sorted(range(len(ids_of)), key=lambda k: (len(ids_of[k]), rng.random() if rng else 0))
+    batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    if rng:
+        rng.shuffle(batches)
+    return batches
+
+
+def batch_tensors(ids_of: list[list[int]], batch: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(ids_of[k]) for k in batch])
+    ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
+    for row, k in enumerate(batch):
+        ids[row, :len(ids_of[k])] = torch.tensor(ids_of[k], dtype=torch.long)
+    return ids, lengths
+
+
+@torch.no_grad()
+def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64) -> float | None:
+    """Per word, exp(− Σ log p(sentence) / Σ words); None without sentences."""
+    if not ids_of:
+        return None
+    total = 0.0
+    for batch in length_batches(ids_of, batch_size, None):
+        total += float(model.log_likelihood(*batch_tensors(ids_of, batch)).sum())
+    return math.exp(min(-total / sum(map(len, ids_of)), 50.0))
+
+
+class PcfgRun:
+    def __init__(self, model, optimizer, rng, text, train, progress, identity: dict, out: Path, clock, reporter,
+                 meta: dict, reading: tuple):
+        self.model, self.optimizer, self.rng, self.text, self.train = model, optimizer, rng, text, train
+        self.progress, self.identity, self.out, self.clock, self.reporter = progress, identity, out, clock, reporter
+        self.meta, (self.tokenizer, self.lang) = meta, reading
+        self.checkpoint = checkpoint_path(out)
+        self.saves, self.guard = Saves(reporter.message), DivergenceGuard(train.max_bad_steps)
+        self.train_loss = math.nan
+
+    def loop(self, signals):
+        p, stop = self.progress, None
+        while p.epoch <= self.train.epochs and stop is None:
+            stop = self.train_epoch(signals)
+            if stop == "interrupt":
+                break
+            self.end_epoch()
+            if stop is None and self.clock.time_up():
+                stop = "time"
+        if stop == "interrupt":
+            self.save_checkpoint()
+            self.reporter.message(f"interrupted in epoch {p.epoch} after {p.step} batches; resume with --resume "
+                                  f"{self.checkpoint}")
+        if self.saves.unsaved is not None:
+            raise TrainingError(f"training stopped, but its last save failed: {self.saves.unsaved}")
+        done = len(p.history) and p.history[-1]["epochs"]
+        return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
+                               self.clock.seconds(), stop == "time", stop == "interrupt", int(signals.caught),
+                               self.text.left_out)
+
+    def train_epoch(self, signals) -> str | None:
+        """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""
+        p = self.progress
+        if p.batches is None:
+            p.batches, p.step = length_batches(self.text.train, self.train.batch_size, self.rng), 0
+        self.model.train()
+        self.reporter.start_epoch(p.epoch, self.clock.epoch_tokens)
+        last_checkpoint, timed, words, loss_sum = time.monotonic(), time.time(), 0, 0.0
+        done = sum(len(self.text.train[k]) for batch in p.batches[:p.step] for k in batch)
+        while p.step < len(p.batches):
+            if signals.caught:
+                return "interrupt"
+            if self.clock.time_up() and (p.history or p.step >= max(1, len(p.batches) // 10)):
+                return "time"  # a first epoch ends early only once it has seen a tenth of the text
+            batch = p.batches[p.step]
+            loss = self.step(batch)
+            p.step += 1
+            n = sum(len(self.text.train[k]) for k in batch)
+            done, words, loss_sum = done + n, words + n, loss_sum + (loss * n if math.isfinite(loss) else 0.0)
+            rate = words / max(time.time() - timed, 1e-9)
+            eta = self.clock.eta(rate, self.clock.epoch_tokens - done, p.epoch)
+            if not self.clock.estimated and time.time() - timed >= 20:
+                line = self.clock.estimate(rate, self.clock.epoch_tokens - done, p.epoch, p.epoch - 1)
+                if line:
+                    self.reporter.message(line)
+            self.train_loss = loss_sum / max(words, 1)  # per word, over this run's part of the epoch
+            self.reporter.progress(p.epoch, done, self.train_loss, rate, eta)
+            if time.monotonic() - last_checkpoint >= self.train.checkpoint_every:
+                self.save_checkpoint()
+                last_checkpoint = time.monotonic()
+        return None
+
+    def step(self, batch: list[int]) -> float:
+        """One Adam step on a batch; the loss per word (its sentences' negative log-likelihood over their words)."""
+        ids, lengths = batch_tensors(self.text.train, batch)
+        log_likelihood = self.model.log_likelihood(ids, lengths)
+        self.optimizer.zero_grad()
+        (-log_likelihood.mean()).backward()
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train.clip or math.inf)
+        loss = float(-log_likelihood.detach().sum()) / int(lengths.sum())
+        if not (math.isfinite(loss) and bool(torch.isfinite(norm))):  # not applied: it would spoil the weights
+            self.optimizer.zero_grad()
+            kept = f"{self.out} keeps the best PCFG so far; " if self.out.exists() else ""
+            self.guard.bad_step(lambda steps: (
+                f"PCFG training diverged in epoch {self.progress.epoch}: {steps} steps in a row had a loss or "
+                f"gradient that is not a finite number; {kept}start again with a lower --lr"))
+            return math.nan
+        self.guard.good_step()
+        self.optimizer.step()
+        return loss
+
+    def end_epoch(self) -> None:
+        """Validate (an epoch cut short by the budget too), keep the model if best, checkpoint, next epoch."""
+        p = self.progress
+        started = time.time()
+        self.model.eval()
+        valid_ppl = perplexity(self.model, self.text.valid)
+        self.clock.validation_seconds = time.time() - started
+        epochs = p.epoch - 1 + p.step / max(len(p.batches), 1)
+        p.history.append({"epoch": p.epoch, "epochs": round(epochs, 3), "valid_ppl": valid_ppl,
+                          "seconds": round(self.clock.seconds(), 1)})
+        improved = valid_ppl is None or valid_ppl < p.best
+        if improved:
+            p.best = math.inf if valid_ppl is None else valid_ppl
+            meta = {**self.meta, "epochs": round(epochs, 3), "valid_ppl": valid_ppl, "history": list(p.history),
+                    "seconds": round(self.clock.seconds(), 1),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang, meta),
+                                           self.out))
+        self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved)
+        p.epoch, p.step, p.batches = p.epoch + 1, 0, None
+        self.save_checkpoint()
+
+    def save_checkpoint(self) -> None:
+        p = self.progress
+        self.saves(lambda: atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "pcfg_training": {
+            "state_dict": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": p.epoch,
+            "step": p.step, "batches": p.batches, "best": p.best, "history": p.history, "rng": self.rng.getstate(),
+            "torch_rng": torch.get_rng_state(), "seconds": self.clock.seconds(), "identity": self.identity,
+            "vocab": list(self.text.vocab.itos)}}, self.checkpoint))
