@@ -9,7 +9,8 @@ import typing
 from dataclasses import MISSING, fields
 from enum import Enum
 
-from onlstm_cli.config import COMBINE_RULES, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES, EnsembleConfig, ModelConfig, RecipeConfig, SelfTrainConfig, TrainConfig
+from onlstm_cli.config import (COMBINE_RULES, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES, EnsembleConfig, ModelConfig,
+                               PcfgConfig, PcfgTrainConfig, RecipeConfig, SelfTrainConfig, TrainConfig)
 from onlstm_cli.errors import UserError
 from onlstm_cli.trees import PUNCTUATION_RULES
 
@@ -81,6 +82,9 @@ SELF_TRAIN_DEFAULTS = {f.name: f.default for f in fields(SelfTrainConfig)}
 
 
 RECIPE_DEFAULTS = {f.name: f.default for f in fields(RecipeConfig)}
+PCFG_DEFAULTS = {f.name: f.default for f in fields(PcfgConfig) if f.default is not MISSING}
+PCFG_TRAIN_DEFAULTS = {f.name: f.default for f in fields(PcfgTrainConfig)}
+Family = Enum("Family", {name: name for name in ("onlstm", "pcfg")}, type=str)  # training/families.py's FAMILIES
 ENSEMBLE_DEFAULTS = {f.name: f.default for f in fields(EnsembleConfig)}
 
 

@@ -10,9 +10,9 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
-from onlstm_cli.cli.options import (MODEL_DEFAULTS, RECIPE_DEFAULTS, SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, LrSchedule,
-                                    MasterInput, SplitRule, StudentUnits, Units, VoteTargets, command_of,
-                                    duration_text, parse_duration)
+from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
+                                    SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
+                                    StudentUnits, Units, VoteTargets, command_of, duration_text, parse_duration)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
@@ -35,6 +35,11 @@ class TrainOptions:
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included.")
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>.")
     units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the language models read words by (the span parser: --student-units): words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md).")
+    family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --threads and --checkpoint-every.")
+    nonterminals: int = typer.Option(PCFG_DEFAULTS["nonterminals"], "--nonterminals", help="With --family pcfg: its nonterminal symbols.")
+    preterminals: int = typer.Option(PCFG_DEFAULTS["preterminals"], "--preterminals", help="With --family pcfg: its preterminal symbols (each emits one word).")
+    rank: int = typer.Option(PCFG_DEFAULTS["rank"], "--rank", help="With --family pcfg: the rank of its binary rules (the inside pass takes time n³ × rank).")
+    max_len: int = typer.Option(PCFG_TRAIN_DEFAULTS["max_len"], "--max-len", help="With --family pcfg: longer training lines are left out (counted), so that a chart stays small.")
     emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400).")
     hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150).")
     layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers.")
@@ -50,7 +55,7 @@ class TrainOptions:
     lr_schedule: LrSchedule = typer.Option(LrSchedule(TRAIN_DEFAULTS["lr_schedule"]), "--lr-schedule", help=f"constant: --lr throughout; cosine: the rate falls along half a cosine from --lr to 0 by the end of the run (its --time-budget or its --epochs, whichever comes first); plateau: the rate is divided by {TRAIN_DEFAULTS['anneal_factor']:g} after {TRAIN_DEFAULTS['anneal_after']} epochs in a row without a better validation perplexity.")
     lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, Adam).")
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6).")
-    clip: float = typer.Option(TRAIN_DEFAULTS["clip"], "--clip", help="Gradient norm clipping.")
+    clip: Optional[float] = typer.Option(None, "--clip", help=f"Gradient norm clipping (default {TRAIN_DEFAULTS['clip']:g}; with --family pcfg {PCFG_TRAIN_DEFAULTS['clip']:g}).")
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help=f"Sequences per step in each process (with torchrun, the global batch is processes × this); default {TRAIN_DEFAULTS['batch_size']}, with --teacher {SELF_TRAIN_DEFAULTS['batch_size']} sentences.")
     bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation.")
     seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed", help="Random seed of the initial weights, dropout masks and windows (the same seed and options give the same model).")
@@ -71,6 +76,7 @@ class TrainOptions:
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU.")
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay.")
+    families: Optional[str] = typer.Option(None, "--families", metavar="<onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm). Default {','.join(RECIPE_DEFAULTS['families'])}.")
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
 
     def given(self, *names: str) -> dict:
@@ -86,7 +92,10 @@ def train(o: TrainOptions):
     check_run_files(o.corpus, o.out, o.valid, None if o.seeds > 1 else o.resume, o.loss_log, o.teacher or [])
     budget = Budget(parse_duration(o.time_budget), Invocation.started or time.time())  # the run's one budget
     with holding(o.out, make_folder=o.seeds == 1):
-        result = self_train_command(o, budget) if o.teacher else language_models(o, budget)
+        if o.teacher:
+            result = self_train_command(o, budget)
+        else:
+            result = pcfg_command(o, budget) if o.family == Family.pcfg else language_models(o, budget)
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
@@ -107,6 +116,13 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
     if o.student_units.value != SELF_TRAIN_DEFAULTS["units"] and seeds == 1 and not teacher:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
+    if o.family == Family.pcfg and (teacher or seeds > 1):
+        raise UserError("--family trains one model; a recipe names its teachers' families with --families "
+                        "(--seeds K --families onlstm,pcfg)")
+    if o.families is not None and seeds == 1:
+        raise UserError("--families names the families of a recipe's teachers: give --seeds K (K ≥ 2)")
+    if o.family == Family.pcfg and o.units.value != DEFAULT_UNITS:
+        raise UserError("--units is for a language model: a PCFG reads whole words")
 
 
 def language_models(o: TrainOptions, budget: Budget):
@@ -120,9 +136,9 @@ def language_models(o: TrainOptions, budget: Budget):
     model_config = dict(emb_size=o.emb_size, hidden_size=o.hidden_size, n_layers=o.layers, chunk_size=o.chunk_size,
                         dropout=o.dropout, dropout_h=o.dropout_h, dropout_i=o.dropout_i, dropout_e=o.dropout_e,
                         weight_drop=o.weight_drop, master_input=o.master_input.value, reverse=o.reverse)
-    train_config = TrainConfig(**o.given("epochs", "batch_size", "lr"), time_budget=budget.seconds, bptt=o.bptt,
+    train_config = TrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds, bptt=o.bptt,
                                optimizer=o.optimizer, lr_schedule=o.lr_schedule.value, weight_decay=o.weight_decay,
-                               clip=o.clip, seed=o.seed, device=o.device, threads=o.threads,
+                               seed=o.seed, device=o.device, threads=o.threads,
                                checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"),
                                loss_log=str(o.loss_log) if o.loss_log else None)
     lm_options = dict(tokenizer=tokenizer, lang=lang, pretokenized=o.pretokenized, keep_punct=o.keep_punct,
@@ -132,7 +148,8 @@ def language_models(o: TrainOptions, budget: Budget):
         if o.seeds > 1:
             from onlstm_cli.training.recipe.runner import run_recipe
             recipe = RecipeConfig(seeds=o.seeds, side_by_side=o.side_by_side, keep_intermediate=o.keep_intermediate,
-                                  **o.given("right_branching", "max_ppl_ratio"))
+                                  **o.given("right_branching", "max_ppl_ratio"),
+                                  **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
                                 self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
@@ -146,6 +163,30 @@ def language_models(o: TrainOptions, budget: Budget):
     if launched_rank() == 0:  # what the model file is, validated or why not (under torchrun, the first process says)
         log(result.summary() if o.seeds > 1 else result.summary(o.valid))
     return result
+
+
+def pcfg_command(o: TrainOptions, budget: Budget):
+    """`train --family pcfg`: one neural PCFG (train_pcfg checks its configs); how it ended, on stderr."""
+    from onlstm_cli.config import PcfgTrainConfig
+    from onlstm_cli.text.languages import corpus_language
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
+    log = FirstLine(None if o.resume is not None else note, err_line)
+    train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
+                            max_len=o.max_len, seed=o.seed, threads=o.threads,
+                            checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
+    with run_reporter(log) as reporter:
+        result = train_pcfg(o.corpus, o.out, dict(nonterminals=o.nonterminals, preterminals=o.preterminals,
+                                                  rank=o.rank), train, valid=o.valid, tokenizer=tokenizer, lang=lang,
+                            pretokenized=o.pretokenized, keep_punct=o.keep_punct, max_vocab=o.max_vocab,
+                            min_freq=o.min_freq, resume=o.resume, reporter=reporter, budget=budget)
+    log(result.summary(o.valid))
+    return result
+
+
+def family_list(text: str) -> tuple[str, ...]:
+    """'onlstm,pcfg' → ("onlstm", "pcfg"); RecipeConfig.check and the recipe check each name."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def layer_list(text: str) -> tuple[int, ...]:

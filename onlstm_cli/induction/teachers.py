@@ -3,7 +3,8 @@ tokenizer it cuts text with, and its trees of a batch of sentences, one list of 
 
 A language model votes with its layers' trees (each layer a voter: `OnlstmTeacher`); a self-trained file can vote
 with its span parser's trees instead (`SpanParserTeacher`, a second round). Another model family (a PCFG, say) is a
-class with the same three things, and one line in TEACHER_KINDS if its model files should teach from `--teacher`.
+class with the same three things (`PcfgTeacher`), and one line in TEACHER_KINDS if its model files should teach from
+`--teacher`.
 """
 from __future__ import annotations
 
@@ -136,6 +137,22 @@ class SpanParserTeacher(TeacherBase):
         return coverage_warning(self.host, sentences, Path(self.name).name, by_span_parser=True)
 
 
+class PcfgTeacher(TeacherBase):
+    """A neural PCFG's file voting with its MBR trees (pcfg/model.py). It hosts no student: a PCFG file has no
+    language model to write a span parser beside."""
+
+    def __init__(self, loaded, layers: tuple[int, ...] = (), extra_layers: int = 0):
+        self.model = loaded
+        self.name, self.tokenizer, self.lang = str(loaded.path), loaded.tokenizer, loaded.lang
+
+    def voter_trees(self, sentences, batch_size: int = 64, model_tokens: bool = True) -> list[list[Spans]]:
+        return [model_trees(self.model, sentences, batch_size, model_tokens, span_parsers=True)]
+
+    def coverage_warning(self, sentences) -> str | None:
+        from onlstm_cli.text.coverage import coverage_warning
+        return coverage_warning(self.model, sentences, Path(self.name).name, by_span_parser=True)
+
+
 def model_trees(loaded, sentences: Sequence[Sequence[str]], batch_size: int = 64, model_tokens: bool = True,
                 span_parsers: bool = False) -> list[Spans]:
     """A loaded model file's constituents of each sentence, as it parses (a teacher's, a student's, a consensus
@@ -149,7 +166,7 @@ def model_trees(loaded, sentences: Sequence[Sequence[str]], batch_size: int = 64
 
 
 # a model file's kind (modelfile.MODEL_KINDS) → the teacher it makes with `--teacher FILE`
-TEACHER_KINDS = {"onlstm": OnlstmTeacher, "span": SpanParserTeacher}
+TEACHER_KINDS = {"onlstm": OnlstmTeacher, "span": SpanParserTeacher, "pcfg": PcfgTeacher}
 
 
 def as_teacher(model, layers: tuple[int, ...] = (), extra_layers: int = 0, span_parsers: bool = False) -> Teacher:

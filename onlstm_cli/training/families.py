@@ -133,5 +133,43 @@ class OnlstmFamily(ModelFamily):
         return OnlstmTeacher(load_model(path), self_train.teacher_layers, self_train.extra_layers)
 
 
+class PcfgFamily(ModelFamily):
+    """Neural PCFGs (pcfg/model.py), trained on the recipe's text as `train --family pcfg` would (its own seed and
+    threads; the PCFG's own sizes, batch and learning rate); their health is their best validation perplexity (per
+    word, by the inside pass), and each votes with its MBR trees."""
+    name = kind = "pcfg"
+    health = "validation perplexity"
+    health_key = "valid_ppl"
+
+    @classmethod
+    def model_words(cls) -> str:
+        return "PCFG"
+
+    def __init__(self, run):
+        self.train_config, self.lm_options = run.train_config, run.lm_options
+
+    @classmethod
+    def check(cls, model_config: dict, train_config, lm_options: dict) -> None:
+        from onlstm_cli.config import PcfgTrainConfig
+        PcfgTrainConfig(seed=train_config.seed, threads=train_config.threads).check()
+
+    def train(self, job: TeacherJob, reporter) -> TeacherRun:
+        from onlstm_cli.config import PcfgTrainConfig
+        from onlstm_cli.training.pcfg.train import train_pcfg
+        reading = {k: self.lm_options[k] for k in ("tokenizer", "lang", "pretokenized", "keep_punct", "max_vocab",
+                                                   "min_freq") if k in self.lm_options}
+        config = PcfgTrainConfig(seed=job.seed, threads=job.threads or self.train_config.threads,
+                                 checkpoint_every=self.train_config.checkpoint_every)
+        result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume, reporter=reporter,
+                            budget=job.budget, **reading)
+        return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,
+                          result.seconds)
+
+    def load(self, path: Path, self_train):
+        from onlstm_cli.induction.teachers import PcfgTeacher
+        from onlstm_cli.modelfile import load_model
+        return PcfgTeacher(load_model(path))
+
+
 # name → family: what RecipeConfig.families offers and the recipe's record names
-FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily}
+FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily, "pcfg": PcfgFamily}

@@ -118,6 +118,8 @@ class PcfgRun:
             done, words, loss_sum = done + n, words + n, loss_sum + (loss * n if math.isfinite(loss) else 0.0)
             rate = words / max(time.time() - timed, 1e-9)
             eta = self.clock.eta(rate, self.clock.epoch_tokens - done, p.epoch)
+            if not self.clock.validation_seconds and self.text.valid:  # until a validation is timed: its guess
+                self.clock.validation_seconds = sum(map(len, self.text.valid)) / rate / 2  # (no backward pass)
             if not self.clock.estimated and time.time() - timed >= 20:
                 line = self.clock.estimate(rate, self.clock.epoch_tokens - done, p.epoch, p.epoch - 1)
                 if line:
