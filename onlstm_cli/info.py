@@ -42,6 +42,10 @@ def model_info(model: str | Path) -> dict:
                                              for m in (loaded, *loaded.members)]}
     if loaded.span_parser is not None:
         report["span_parser"] = span_parser_info(loaded.span_parser)
+    if loaded.pcfg is not None:
+        report["pcfg"] = {"config": loaded.pcfg.config.to_dict(),
+                          "parameters": sum(p.numel() for p in loaded.pcfg.parameters()),
+                          "left_out": (meta.get("data") or {}).get("left_out")}
     card = Path(path).with_suffix(".md")
     if card.is_file():
         report["model_card"] = card_figures(card)
@@ -106,6 +110,8 @@ def info_text(report: dict) -> str:
     sections = [("model", model_rows(report))]
     if "layers" in report["sizes"]:  # a span parser alone has no language model's training to show
         sections.append(("language model training", lm_training_rows(report)))
+    elif "pcfg" in report:
+        sections.append(("PCFG training", lm_training_rows(report)))
     if "span_parser" in report:
         sections.append(("span parser", span_parser_rows(report["span_parser"])))
     elif isinstance(report.get("student_check"), dict):  # the consensus parser a recipe shipped for its student
@@ -144,6 +150,14 @@ def model_rows(report: dict) -> list[tuple[str, str]]:
     sizes, tok = report["sizes"], report["tokenizer"]
     language = ("language", f"{report['lang'] or '-'}; tokenizer {tok.get('kind')}"
                             f"{''.join(f', {name}' for name, on in tokenizer_traits(tok) if on)}")
+    if "pcfg" in report:
+        c = report["pcfg"]["config"]
+        return [language, ("sizes", f"a neural PCFG, {report['pcfg']['parameters'] / 1e6:.2f} M parameters: "
+                                    f"{c['nonterminals']} nonterminals, {c['preterminals']} preterminals, binary "
+                                    f"rules of rank {c['rank']}; vocabulary {sizes['vocabulary']:,} words"),
+                ("parsing", "its MBR trees (the largest sum of span marginals); -f json gives each sentence's "
+                            "log-likelihood" + ("; cut at punctuation marks first"
+                                                if report.get("punctuation") == "boundaries" else ""))]
     if "layers" not in sizes:
         return [language, ("sizes", f"a span parser without a language model; vocabulary {sizes['vocabulary']:,} "
                                     "words"),

@@ -1,4 +1,4 @@
-"""A neural PCFG's model file (kind "pcfg"): modelfile.py's archive, its network under "pcfg".
+"""A neural PCFG's model file (kind "pcfg"): model_archive.py's archive, its network under "pcfg".
 
     {"format": "onlstm-model", "version": 1, "kind": "pcfg", "vocab": [...], "tokenizer": {...}, "lang": "en",
      "split": "symmetric", "meta": {"data": ..., "train": ..., "epochs": ..., "valid_ppl": ..., ...},
@@ -15,7 +15,7 @@ import torch
 from onlstm_cli.config import PcfgConfig
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.model_meta import LM_META, check_declared_sizes, check_fields, check_meta, check_meta_size, check_vocab, shown
-from onlstm_cli.modelfile import FORMAT_VERSION, MODEL_FORMAT, LoadedModel, stored_weights
+from onlstm_cli.model_archive import FORMAT_VERSION, MODEL_FORMAT, LoadedModel, stored_weights
 from onlstm_cli.pcfg.model import NeuralPCFG
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary

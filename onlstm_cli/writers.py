@@ -99,7 +99,8 @@ def write_bracket(output: Output):
 def write_json(output: Output):
     from onlstm_cli.text.formats import to_json
     # the same data once parsed, with nothing a terminal acts on (a bidirectional override) left raw
-    return lambda sentence: output.out.write(printable_json(to_json(sentence.tree, sentence.distances)) + "\n")
+    return lambda sentence: output.out.write(printable_json(to_json(sentence.tree, sentence.distances,
+                                                                    sentence.log_likelihood)) + "\n")
 
 
 @sentence_writer

@@ -541,8 +541,8 @@ def test_entries_claiming_more_than_the_file_are_refused(saved, tmp_path):
 
 
 def test_a_pickle_larger_than_the_bound_is_refused(saved, monkeypatch):
-    import onlstm_cli.modelfile as modelfile
-    monkeypatch.setattr(modelfile, "MAX_PICKLE_BYTES", 1000)
+    import onlstm_cli.model_archive as model_archive
+    monkeypatch.setattr(model_archive, "MAX_PICKLE_BYTES", 1000)
     with pytest.raises(ModelFileError) as excinfo:
         load_model(saved[0])
     assert "pickled part" in assert_one_line_error(excinfo)

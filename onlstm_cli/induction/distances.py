@@ -41,7 +41,7 @@ def split_rule(loaded, layer: int | None = None, split: str | None = None) -> st
 
 def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | None = None,
                        batch_size: int = 64, all_layers: bool = False, combine: str | None = None,
-                       model_tokens: bool = False) -> list:
+                       model_tokens: bool = False, log_likelihoods: list | None = None) -> list:
     """Distances of each (already normalized) sentence's words from one layer (1-based; default: the
     model's parse layer), or from every layer as a list per sentence when all_layers is set.
     `model_tokens`: the words are the model's own tokenizer's cut of the text (parse without
@@ -52,9 +52,12 @@ def sentence_distances(loaded, sentences: Sequence[Sequence[str]], layer: int | 
     "mean" averages them as they are; "zscore" and "rank" first put each model's distances for a
     sentence on one scale (standard scores; ranks scaled to 0…1), since two models' scales differ. The
     average is weighted by the file's member weights (e.g. less weight on a weaker direction), equal by default.
-    A self-trained file's span parser gives the distances (its tree's split heights) unless a layer is asked for."""
+    A self-trained file's span parser gives the distances (its tree's split heights) unless a layer is asked for,
+    as a PCFG's file does; with a PCFG, `log_likelihoods` (a list) gets each sentence's log-likelihood (None where
+    it has none: one word, or too long for its chart)."""
     if loaded.tree_parser is not None and layer is None and not all_layers:
-        return _model_distances(loaded, sentences, lambda units: _span_distances(loaded, units, batch_size),
+        return _model_distances(loaded, sentences,
+                                lambda units: _span_distances(loaded, units, batch_size, log_likelihoods),
                                 recut=not model_tokens)
     n_layers = loaded.config.n_layers
     layer = loaded.parse_layer if layer is None else layer
@@ -144,7 +147,8 @@ def distances_of_words(unit_distances: list[float], starts: list[int | None]) ->
     return [inside if i is None else unit_distances[i] for i in starts]
 
 
-def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int) -> list:
+def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int,
+                    log_likelihoods: list | None = None) -> list:
     """The split heights of the tree parser's tree of each sentence (a span parser's CKY tree, a PCFG's MBR tree); a
     sentence too long for its chart gets the heights of its ON-LSTM's tree, which the same split rule rebuilds."""
     import torch
@@ -159,7 +163,11 @@ def _span_distances(loaded, sentences: Sequence[Sequence[str]], batch_size: int)
     ids_of = [vocab.encode(words) for words in words_of]
     threads = torch.get_num_threads()
     if loaded.pcfg is not None:
-        heights, _ = pcfg_trees(loaded.pcfg, ids_of, batch_size)
+        heights, scores = pcfg_trees(loaded.pcfg, ids_of, batch_size)
+        if log_likelihoods is not None:
+            log_likelihoods[:] = [None] * len(sentences)
+            for k, score in zip(short, scores):
+                log_likelihoods[k] = score
     elif threads > 1 and len(short) > batch_size and loaded.span_parser.bias.device.type == "cpu":
         with batches_side_by_side(threads) as pool:
             heights = span_distances(loaded.span_parser, ids_of, vocab.eos_id, batch_size, pool.map, words_of)
@@ -337,6 +345,7 @@ class ParsedSentence:
     distances: list[float | None]  # per token; None where the token was not fed to the model
     model: str = ""
     error: str | None = None      # why the line was not parsed (too long); the other lines still are
+    log_likelihood: float | None = None  # a PCFG's log p(sentence) of the words it read (natural log)
 
 
 # A sentence's parse takes time and memory linear in its length, but a line of millions of words is no
@@ -389,14 +398,16 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
         # a line its tokenizer finds no token in is answered as an empty line: no tree has zero words
         kept = [j for j, k in enumerate(indices) if results[k].error is None and prepared[j][0]]
         indices, prepared = [indices[j] for j in kept], [prepared[j] for j in kept]
+        scores: list = []  # a PCFG's log-likelihoods, where it parses
         distances = sentence_distances(loaded, [p[1] for p in prepared], layer, batch_size,
-                                       model_tokens=not pretokenized)
+                                       model_tokens=not pretokenized, log_likelihoods=scores)
         rule = split_rule(loaded, layer, split)
         marks = loaded.cuts_at_marks(punctuation)
-        for k, (tokens, _, fed), dist in zip(indices, prepared, distances):
+        scores = scores or [None] * len(indices)
+        for k, (tokens, _, fed), dist, score in zip(indices, prepared, distances, scores):
             if tokens and all(fed):  # the common case: every token went to the model
                 tree = build_tree(punctuation_first(dist, piece_levels(tokens)) if marks else dist, tokens, rule)
-                results[k] = ParsedSentence(tokens, tree, list(dist), str(path))
+                results[k] = ParsedSentence(tokens, tree, list(dist), str(path), log_likelihood=score)
                 continue
             positions = [i for i, f in enumerate(fed) if f]
             # a mark the model did not read still cuts
@@ -405,5 +416,6 @@ def parse_lines(lines: Sequence[str], model: str | None = None, cache: ModelCach
             per_token: list[float | None] = [None] * len(tokens)
             for i, d in zip(positions, dist):
                 per_token[i] = d
-            results[k] = ParsedSentence(tokens, attach_skipped(inner, fed, tokens), per_token, str(path))
+            results[k] = ParsedSentence(tokens, attach_skipped(inner, fed, tokens), per_token, str(path),
+                                        log_likelihood=score)
     return results

@@ -115,8 +115,10 @@ def _too_deep(tree: Tree) -> str:
             "use --format bracket, json, svg or html")
 
 
-def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -> str:
-    """One-line JSON object {"tree": nested lists, "words": [...], "distances": [...]}.
+def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None,
+            log_likelihood: Optional[float] = None) -> str:
+    """One-line JSON object {"tree": nested lists, "words": [...], "distances": [...]}, and where a PCFG parsed,
+    "log_likelihood": log p(sentence) of the words it read (natural log).
 
     A distance is null for a token the model did not read (punctuation it has no word for).
     """
@@ -129,6 +131,8 @@ def to_json(tree: Tree, distances: Optional[Sequence[Optional[float]]] = None) -
     if distances is not None:
         # JSON has no NaN: a distance that is not a finite number is null like an unread token's
         parts.append(f'"distances": {dump([round(float(d), 4) if d is not None and math.isfinite(d) else None for d in distances])}')
+    if log_likelihood is not None and math.isfinite(log_likelihood):
+        parts.append(f'"log_likelihood": {round(float(log_likelihood), 4)}')
     return "{" + ", ".join(parts) + "}"
 
 
