@@ -1,0 +1,142 @@
+"""`onlstm train --family pcfg`: a PCFG file that parse, evaluate, info and --teacher read; the run layer's resume,
+divergence guard and refusals; a damaged PCFG file refused in one line."""
+import json
+import math
+
+import pytest
+import torch
+
+from conftest import FIXTURES, QuietReporter
+from onlstm_cli.cli.commands import app
+from onlstm_cli.config import PcfgTrainConfig
+from onlstm_cli.errors import Diverged, ModelFileError, TrainingError
+
+SMALL = ["--nonterminals", "4", "--preterminals", "6", "--rank", "8"]
+SMALL_SIZES = dict(nonterminals=4, preterminals=6, rank=8)
+
+
+def run(runner, args, input=None):
+    result = runner.invoke(app, [str(a) for a in args], input=input)
+    assert "Traceback" not in result.output
+    return result
+
+
+def one_error_line(result, *fragments):
+    assert result.exit_code != 0, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def pcfg_file(tmp_path_factory, tiny_corpus):
+    from typer.testing import CliRunner
+    out = tmp_path_factory.mktemp("pcfg") / "tiny.onlstm"
+    result = run(CliRunner(), ["train", tiny_corpus["train"], "--family", "pcfg", "--valid", tiny_corpus["valid"],
+                               "--epochs", "2", "--threads", "1", "-o", out, *SMALL])
+    assert result.exit_code == 0, result.output
+    assert "a PCFG of 4 nonterminals, 6 preterminals, rank 8" in result.stderr
+    assert "best valid ppl" in result.stderr.splitlines()[-1]
+    return out
+
+
+def test_a_pcfg_file_parses_with_each_sentences_log_likelihood(runner, pcfg_file):
+    result = run(runner, ["parse", "-m", pcfg_file, "-f", "json"], input="The cat sat on the mat .\nDog\n")
+    assert result.exit_code == 0, result.output
+    first, second = [json.loads(line) for line in result.stdout.splitlines()]
+    assert first["words"] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert first["log_likelihood"] < 0 and math.isfinite(first["log_likelihood"])
+    assert "log_likelihood" not in second  # one word: no binary rule scores it
+    bracket = run(runner, ["parse", "-m", pcfg_file], input="The cat sat on the mat .\n")
+    assert bracket.stdout.count("(") == 2 * 7 - 1  # a binary tree over seven tokens
+
+
+def test_info_and_evaluate_read_a_pcfg_file(runner, pcfg_file):
+    info = run(runner, ["info", pcfg_file])
+    assert info.exit_code == 0 and "a neural PCFG" in info.stdout and "PCFG training" in info.stdout
+    assert "4 nonterminals, 6 preterminals, binary rules of rank 8" in info.stdout
+    scored = run(runner, ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "-m", pcfg_file])
+    assert scored.exit_code == 0, scored.output
+    assert "right-branching" in scored.stdout
+
+
+def test_a_pcfg_is_refused_where_layers_are_asked_for(runner, pcfg_file, model):
+    one_error_line(run(runner, ["parse", "-m", pcfg_file, "--layer", "1"], input="the cat sat\n"), "is a PCFG")
+    one_error_line(run(runner, ["ensemble", model, pcfg_file, "-o", pcfg_file.with_name("e.onlstm")]),
+                   "is a PCFG, not a language model")
+
+
+def test_a_pcfg_teaches_a_span_parser(tmp_path, tiny_corpus, pcfg_file):
+    from onlstm_cli.config import SelfTrainConfig
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.student.train import self_train
+    out = tmp_path / "student.onlstm"
+    result = self_train(tiny_corpus["train"], out, load_model(pcfg_file), tiny_corpus["valid"],
+                        train=SelfTrainConfig(epochs=1), log=lambda line: None)
+    assert result.out.is_file() and load_model(out).kind == "span"  # a PCFG hosts no student: one of its own
+
+
+def test_an_interrupted_run_resumes_and_other_sizes_are_refused(tmp_path, tiny_corpus):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    out = tmp_path / "p.onlstm"
+    first = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None),
+                       valid=tiny_corpus["valid"], reporter=QuietReporter())
+    ckpt = first.checkpoint
+    assert ckpt.is_file() and first.epochs_done == 1
+    reporter = QuietReporter()
+    second = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=2, time_budget=None),
+                        valid=tiny_corpus["valid"], resume=ckpt, reporter=reporter)
+    assert second.epochs_done == 2 and [e[0] for e in reporter.epochs_ended] == [2]  # epoch 1 is not trained again
+    with pytest.raises(TrainingError, match="other the PCFG's sizes"):
+        train_pcfg(tiny_corpus["train"], out, dict(SMALL_SIZES, rank=9), PcfgTrainConfig(epochs=3, time_budget=None),
+                   valid=tiny_corpus["valid"], resume=ckpt, reporter=QuietReporter())
+
+
+def test_long_lines_are_left_out_and_counted(tmp_path, tiny_corpus):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(tiny_corpus["train"].read_text() + " ".join(["dog"] * 50) + "\n")
+    reporter = QuietReporter()
+    result = train_pcfg(corpus, tmp_path / "p.onlstm", SMALL_SIZES,
+                        PcfgTrainConfig(epochs=1, time_budget=None, max_len=12), reporter=reporter)
+    assert result.left_out == 1
+    assert any("1 lines over 12 words left out" in m for m in reporter.messages)
+
+
+def test_a_run_whose_loss_is_never_finite_ends_as_diverged(tmp_path, tiny_corpus, monkeypatch):
+    from onlstm_cli.pcfg.model import NeuralPCFG
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    real = NeuralPCFG.log_likelihood
+    monkeypatch.setattr(NeuralPCFG, "log_likelihood", lambda self, ids, lengths: real(self, ids, lengths) * math.nan)
+    with pytest.raises(Diverged, match="5 steps in a row"):
+        train_pcfg(tiny_corpus["train"], tmp_path / "p.onlstm", SMALL_SIZES,
+                   PcfgTrainConfig(epochs=1, time_budget=None, batch_size=2), reporter=QuietReporter())
+
+
+def test_a_damaged_or_hostile_pcfg_file_is_refused_in_one_line(tmp_path, pcfg_file):
+    from onlstm_cli.modelfile import atomic_save, load_model, read_archive
+    archive = read_archive(pcfg_file)
+    hostile = dict(archive, pcfg=dict(archive["pcfg"], config=dict(archive["pcfg"]["config"], vocab_size=10 ** 9)))
+    atomic_save(hostile, tmp_path / "h.onlstm")
+    with pytest.raises(ModelFileError, match="is damaged") as excinfo:
+        load_model(tmp_path / "h.onlstm")  # refused before 10^9 rows are allocated
+    assert "\n" not in str(excinfo.value)
+    nan = dict(archive, pcfg=dict(archive["pcfg"], state_dict={k: v * math.nan if v.is_floating_point() else v
+                                                               for k, v in archive["pcfg"]["state_dict"].items()}))
+    torch.save(nan, tmp_path / "n.onlstm")
+    with pytest.raises(ModelFileError, match="not finite"):
+        load_model(tmp_path / "n.onlstm")
+
+
+def test_the_families_options_are_checked_in_one_line(runner, tmp_path, tiny_corpus):
+    corpus = tiny_corpus["train"]
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--seeds", "2", "-o", tmp_path / "a.onlstm"]),
+                   "--families")
+    one_error_line(run(runner, ["train", corpus, "--families", "onlstm,pcfg", "-o", tmp_path / "b.onlstm"]),
+                   "--seeds K")
+    one_error_line(run(runner, ["train", corpus, "--seeds", "2", "--families", "onlstm,cky", "-o",
+                                tmp_path / "c.onlstm"]), "no model family cky")
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--units", "ngrams", "-o",
+                                tmp_path / "d.onlstm"]), "whole words")
+    assert not any(tmp_path.iterdir())  # nothing written
