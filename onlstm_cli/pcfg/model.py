@@ -31,6 +31,9 @@ from onlstm_cli.config import PcfgConfig
 # A sentence's charts take n²·rank floats: a longer one is not parsed by the PCFG (induction/distances.py gives it
 # the right-branching tree, as a span parser alone does), and training leaves lines over its max_len out.
 MAX_PCFG_WORDS = 300
+# A parse's batches are cut so that a chart holds at most this many floats (a parse keeps five charts): 64 MiB each,
+# whatever the sentences' lengths; a sentence longer than that fits goes alone.
+CHART_FLOATS = 1 << 24
 
 
 class Residual(nn.Module):
@@ -127,7 +130,7 @@ def inside_reference(leaf_left, leaf_right, mix_left, mix_right, log_root, lengt
 def pcfg_trees(pcfg: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64) -> tuple[list, list]:
     """Each sentence's MBR tree as split heights (span/model.py's `split_heights`: the symmetric split rule rebuilds
     it) and its log-likelihood (None for a one-word sentence, which has no binary rule to score). Sentences go in
-    batches of about equal length; each must be at most MAX_PCFG_WORDS long."""
+    batches of about equal length, each batch's charts under CHART_FLOATS; each must be at most MAX_PCFG_WORDS long."""
     from onlstm_cli.span.model import cky
     heights: list = [None] * len(ids_of)
     log_likelihoods: list = [None] * len(ids_of)
@@ -136,8 +139,12 @@ def pcfg_trees(pcfg: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64) 
         if len(ids_of[k]) < 2:
             heights[k] = [0] * len(ids_of[k])
     device = pcfg.words.weight.device
-    for start in range(0, len(order), batch_size):
-        batch = order[start:start + batch_size]
+    start = 0
+    while start < len(order):
+        longest = len(ids_of[order[min(start + batch_size, len(order)) - 1]])  # shortest first: the batch's last
+        fits = max(1, CHART_FLOATS // ((longest + 1) ** 2 * pcfg.config.rank))
+        batch = order[start:start + min(batch_size, fits)]
+        start += len(batch)
         lengths = [len(ids_of[k]) for k in batch]
         ids = torch.zeros(len(batch), max(lengths), dtype=torch.long)
         for row, k in enumerate(batch):

@@ -96,3 +96,18 @@ def test_the_backward_pass_keeps_charts_quadratic_in_the_sentence(pcfg):
         fast.pcfg_inside(*terms, torch.full((batch,), n))
     chart = batch * n * (n + 1) * rank
     assert sum(saved) <= 3 * chart + 4 * rank * rank + 100  # three charts and the mixes
+
+
+def test_a_parses_batches_are_cut_to_bound_its_charts_and_give_the_same_trees(pcfg, monkeypatch):
+    import onlstm_cli.pcfg.model as model
+    torch.manual_seed(2)
+    sentences = [torch.randint(2, 20, (n,)).tolist() for n in (9, 3, 12, 7, 12)]
+    whole = pcfg_trees(pcfg.float(), sentences, batch_size=64)
+    calls = []
+    real = NeuralPCFG.span_marginals
+    monkeypatch.setattr(NeuralPCFG, "span_marginals", lambda self, ids, lengths: calls.append(ids.shape) or
+                        real(self, ids, lengths))
+    monkeypatch.setattr(model, "CHART_FLOATS", 2 * 13 * 13 * pcfg.config.rank)  # two 12-word sentences' charts
+    cut = pcfg_trees(pcfg, sentences, batch_size=64)
+    assert cut[0] == whole[0] and cut[1] == pytest.approx(whole[1], abs=1e-4)
+    assert max(shape[0] for shape in calls) <= 2 and sum(shape[0] for shape in calls) == 5
