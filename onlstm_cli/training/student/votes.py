@@ -169,8 +169,10 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
     if any(len(t.layers) > 1 for t in teachers):
+        others = [Path(t.name).name for t in teachers if not t.layers]
         log("each teacher votes with the trees of its layers " + ", ".join(
-            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers))
+            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers)
+            + (f"; {', '.join(others)} with {'their' if len(others) > 1 else 'its'} own trees" if others else ""))
     valid_lengths = [len(s) for s in valid_sentences]
     split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
                           else (None, None))
