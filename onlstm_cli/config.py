@@ -192,6 +192,7 @@ class PcfgTrainConfig:
     clip: float = 3.0
     max_len: int = 40                   # longer training sentences are left out (a chart grows as n²), counted
     seed: int = 1111
+    device: str = "auto"
     threads: int | None = None
     checkpoint_every: float = 300.0     # seconds between mid-epoch checkpoints
     max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
@@ -209,6 +210,8 @@ class PcfgTrainConfig:
         TrainConfig.check_threads(self.threads)
         if self.checkpoint_every is None:
             raise TrainingError("--checkpoint-every needs a duration, such as 300, 5m or 1h")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise TrainingError(f"--device {self.device!r}: expected auto, cpu or cuda")
         return self
 
 

@@ -35,7 +35,7 @@ class TrainOptions:
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included.")
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>.")
     units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the language models read words by (the span parser: --student-units): words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md).")
-    family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --threads and --checkpoint-every.")
+    family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --device, --threads and --checkpoint-every.")
     nonterminals: int = typer.Option(PCFG_DEFAULTS["nonterminals"], "--nonterminals", help="With --family pcfg: its nonterminal symbols.")
     preterminals: int = typer.Option(PCFG_DEFAULTS["preterminals"], "--preterminals", help="With --family pcfg: its preterminal symbols (each emits one word).")
     rank: int = typer.Option(PCFG_DEFAULTS["rank"], "--rank", help="With --family pcfg: the rank of its binary rules (the inside pass takes time n³ × rank).")
@@ -173,7 +173,7 @@ def pcfg_command(o: TrainOptions, budget: Budget):
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
     log = FirstLine(None if o.resume is not None else note, err_line)
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
-                            max_len=o.max_len, seed=o.seed, threads=o.threads,
+                            max_len=o.max_len, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
     with run_reporter(log) as reporter:
         result = train_pcfg(o.corpus, o.out, dict(nonterminals=o.nonterminals, preterminals=o.preterminals,

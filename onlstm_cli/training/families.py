@@ -159,7 +159,7 @@ class PcfgFamily(ModelFamily):
         reading = {k: self.lm_options[k] for k in ("tokenizer", "lang", "pretokenized", "keep_punct", "max_vocab",
                                                    "min_freq") if k in self.lm_options}
         config = PcfgTrainConfig(seed=job.seed, threads=job.threads or self.train_config.threads,
-                                 checkpoint_every=self.train_config.checkpoint_every)
+                                 device=self.train_config.device, checkpoint_every=self.train_config.checkpoint_every)
         result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume, reporter=reporter,
                             budget=job.budget, **reading)
         return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,

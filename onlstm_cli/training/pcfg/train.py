@@ -23,6 +23,7 @@ from onlstm_cli import __version__
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, PcfgConfig, PcfgTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
+from onlstm_cli.lm.model import resolve_device
 from onlstm_cli.pcfg.model import NeuralPCFG
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.corpus import iter_sentences, no_sentences
@@ -111,7 +112,7 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     sizes = PcfgConfig(vocab_size=len(text.vocab), **(config or {}))
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
-    model = NeuralPCFG(sizes)
+    model = NeuralPCFG(sizes).to(resolve_device(train.device))
     optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, betas=(0.75, 0.999))
     identity = run_identity(corpus, valid, out, sizes, train, reading)
     progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)

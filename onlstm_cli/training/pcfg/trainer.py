@@ -48,12 +48,12 @@ def length_batches(ids_of: list[list[int]], batch_size: int, rng: random.Random 
     return batches
 
 
-def batch_tensors(ids_of: list[list[int]], batch: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+def batch_tensors(ids_of: list[list[int]], batch: list[int], device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
     lengths = torch.tensor([len(ids_of[k]) for k in batch])
     ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
     for row, k in enumerate(batch):
         ids[row, :len(ids_of[k])] = torch.tensor(ids_of[k], dtype=torch.long)
-    return ids, lengths
+    return ids.to(device), lengths.to(device)
 
 
 @torch.no_grad()
@@ -63,7 +63,7 @@ def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64)
         return None
     total = 0.0
     for batch in length_batches(ids_of, batch_size, None):
-        total += float(model.log_likelihood(*batch_tensors(ids_of, batch)).sum())
+        total += float(model.log_likelihood(*batch_tensors(ids_of, batch, model.words.weight.device)).sum())
     return math.exp(min(-total / sum(map(len, ids_of)), 50.0))
 
 
@@ -133,7 +133,7 @@ class PcfgRun:
 
     def step(self, batch: list[int]) -> float:
         """One Adam step on a batch; the loss per word (its sentences' negative log-likelihood over their words)."""
-        ids, lengths = batch_tensors(self.text.train, batch)
+        ids, lengths = batch_tensors(self.text.train, batch, self.model.words.weight.device)
         log_likelihood = self.model.log_likelihood(ids, lengths)
         self.optimizer.zero_grad()
         (-log_likelihood.mean()).backward()
