@@ -313,8 +313,8 @@ def student_check_text(check: dict) -> str:
 def teacher_text(teacher: dict) -> str:
     """One teacher of a recipe: its family (where not an ON-LSTM), seed, health and epochs."""
     family = str(teacher.get("family") or "onlstm")
-    health = (f"valid ppl {teacher.get('valid_ppl')}" if family == "onlstm" else
-              f"{family} model, health {teacher.get('health')}")
+    ppl = f"valid ppl {teacher.get('valid_ppl')}" if "valid_ppl" in teacher else f"health {teacher.get('health')}"
+    health = ppl if family == "onlstm" else f"{family}, {ppl}"
     return (f"seed {teacher.get('seed')} ({health}, {count(teacher.get('epochs'), 'epoch')}"
             + ("; no vote: a failed run" if teacher.get("votes") is False else "") + ")")
 

@@ -135,7 +135,7 @@ class OnlstmFamily(ModelFamily):
 
 class PcfgFamily(ModelFamily):
     """Neural PCFGs (pcfg/model.py), trained on the recipe's text as `train --family pcfg` would (its own seed and
-    threads; the PCFG's own sizes, batch and learning rate); their health is their best validation perplexity (per
+    threads, the recipe's --epochs and --device; the PCFG's own sizes, batch and learning rate); their health is their best validation perplexity (per
     word, by the inside pass), and each votes with its MBR trees."""
     name = kind = "pcfg"
     health = "validation perplexity"
@@ -158,7 +158,8 @@ class PcfgFamily(ModelFamily):
         from onlstm_cli.training.pcfg.train import train_pcfg
         reading = {k: self.lm_options[k] for k in ("tokenizer", "lang", "pretokenized", "keep_punct", "max_vocab",
                                                    "min_freq") if k in self.lm_options}
-        config = PcfgTrainConfig(seed=job.seed, threads=job.threads or self.train_config.threads,
+        config = PcfgTrainConfig(epochs=self.train_config.epochs, seed=job.seed,
+                                 threads=job.threads or self.train_config.threads,
                                  device=self.train_config.device, checkpoint_every=self.train_config.checkpoint_every)
         result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume, reporter=reporter,
                             budget=job.budget, **reading)

@@ -93,13 +93,15 @@ class RecipeResult:
         teachers = ", ".join(("" if t.get("family", "onlstm") == "onlstm" else f"{t['family']} ")
                              + f"seed {t['seed']} {t.get('valid_ppl', t.get('health'))}"
                              + (" (no vote)" if t.get("votes") is False else "") for t in self.state.teachers)
+        models = ("language models" if all(t.get("family", "onlstm") == "onlstm" for t in self.state.teachers)
+                  else "models")
         if self.interrupted:
-            return (f"interrupted: {len(self.state.teachers)} language model(s) finished ({teachers or 'none'}); "
+            return (f"interrupted: {len(self.state.teachers)} {models[:-1]}(s) finished ({teachers or 'none'}); "
                     f"rerun the same command to go on from where it stopped")
         minutes = sum(self.state.stage_seconds.values()) / 60
         voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
         beside = f"; {self.left.text()}" if self.left is not None else ""
-        return (f"done: {self.out} (span parser on {voters} language models' votes; validation "
+        return (f"done: {self.out} (span parser on {voters} {models}' votes; validation "
                 f"perplexity {teachers}; {minutes:.1f} min in all, over every run){beside}; the recipe is recorded "
                 f"in {state_path(self.out)}")
 

@@ -215,7 +215,8 @@ class RecipeRun:
                  f"(branching voter {weight_text(self.self_train.right_branching)}) → {self.out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
-        votes = vote_rule(self.recipe, self.self_train.right_branching, len(voting))
+        language_models = sum(t.get("family", "onlstm") == "onlstm" for t in voting)
+        votes = vote_rule(self.recipe, self.self_train.right_branching, language_models, len(voting) - language_models)
         record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}

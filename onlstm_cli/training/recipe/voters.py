@@ -9,15 +9,17 @@ from pathlib import Path
 from onlstm_cli.config import AUTO, RecipeConfig
 
 
-def vote_rule(recipe: RecipeConfig, right_branching, voters: int) -> str:
-    """The record's words for who votes and with what weight."""
+def vote_rule(recipe: RecipeConfig, right_branching, voters: int, others: int = 0) -> str:
+    """The record's words for who votes and with what weight: `voters` language models, and `others`, models of other
+    families (a PCFG), which vote with their own trees."""
     extra = recipe.extra_layers
     layers = (f"parse layer and of the {'layer' if extra == 1 else f'{extra} layers'} next to it (above it, "
               "below where it has too few above)" if extra else "parse layer")
     ratio = recipe.max_ppl_ratio
-    return (f"a span's target is its share of the votes: the trees of each of the {voters} language "
-            f"models' {layers} weigh 1 each" + (f", a branching tree ({weight_text(right_branching)})"
-                                                if right_branching else "")
+    models = f"the trees of each of the {voters} language models' {layers}" if voters else ""
+    own = f"the {others} other models' own trees" if others else ""
+    return (f"a span's target is its share of the votes: {' and '.join(p for p in (models, own) if p)} weigh 1 each"
+            + (f", a branching tree ({weight_text(right_branching)})" if right_branching else "")
             + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
                "their median does not vote" if ratio else ""))
 
