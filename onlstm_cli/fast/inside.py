@@ -39,8 +39,9 @@ def log_mix(log_values: torch.Tensor, mix: torch.Tensor) -> torch.Tensor:
 def inside_charts(leaf_left, leaf_right, mix_left, mix_right):
     """The charts L, R (every width) and β (widths ≥ 2) of a batch (B, n_max, r) of leaves' log terms."""
     batch, n, rank = leaf_left.shape
-    left = leaf_left.new_zeros(batch, n, n + 1, rank)
-    right, beta = torch.zeros_like(left), torch.zeros_like(left)
+    # no entry is read before it is written (a span's parts are narrower), nor beyond a sentence's chart
+    left = leaf_left.new_empty(batch, n, n + 1, rank)
+    right, beta = torch.empty_like(left), torch.empty_like(left)
     left[:, :, 1], right[:, :, 1] = leaf_left, leaf_right
     for width in range(2, n + 1):
         spans = n - width + 1
