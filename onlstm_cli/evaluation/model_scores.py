@@ -58,7 +58,8 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
         distances = [distances_of_words(d, starts) for d, (_, starts, _) in
                      zip(sentence_distances(loaded, normalized), readings)]
         shown = (trees_of(distances, "symmetric"), shown_distances(distances))
-        systems["span parser (self-trained)"] = score(sentences, shown[0])
+        systems["pcfg (MBR trees)" if loaded.pcfg is not None else "span parser (self-trained)"] = \
+            score(sentences, shown[0])
     else:
         shown = (layer_trees(layer), shown_distances([d[layer - 1] for d in per_layer]))
         systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])

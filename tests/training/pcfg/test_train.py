@@ -58,7 +58,7 @@ def test_info_and_evaluate_read_a_pcfg_file(runner, pcfg_file):
     assert "4 nonterminals, 6 preterminals, binary rules of rank 8" in info.stdout
     scored = run(runner, ["evaluate", "--gold", FIXTURES / "cli_gold.trees", "-m", pcfg_file])
     assert scored.exit_code == 0, scored.output
-    assert "right-branching" in scored.stdout
+    assert "pcfg (MBR trees)" in scored.stdout and "right-branching" in scored.stdout
 
 
 def test_a_pcfg_is_refused_where_layers_are_asked_for(runner, pcfg_file, model):
