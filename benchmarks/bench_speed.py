@@ -1,6 +1,6 @@
 """Speed benchmarks: ON-LSTM vs torch.nn.LSTM training throughput, distance and parse throughput, start-up.
 
-    python benchmarks/bench_speed.py                 # everything (about 25 minutes on 2 cores)
+    python benchmarks/bench_speed.py                 # everything (about 35 minutes on 2 cores)
     python benchmarks/bench_speed.py --only train    # one part: train, distances, parse, startup, memory
     python benchmarks/bench_speed.py --only parse   # default vs its ON-LSTM, each bundled model, --jobs 1 vs 2
     python benchmarks/bench_speed.py --only parse --model runs/ens.onlstm   # another model file beside the default
@@ -8,6 +8,8 @@
     python benchmarks/bench_speed.py --only recipe  # train --seeds 2: the two language models side by side or not
     python benchmarks/bench_speed.py --only recipe --seeds 3  # rounds of one model a core, or all three at once
                                                     # (each run also trains its span parser: ~15 min for 2 repeats)
+    python benchmarks/bench_speed.py --only pcfg    # the PCFG's inside pass beside TN-PCFG's and torch-struct's
+                                                    # (--tn-pcfg DIR: their checkout, see README; 5-15 min)
 
 Each figure is the median of --repeats runs, measured in one process side by side. Prints a table; the
 numbers in benchmarks/README.md come from this script.
@@ -345,7 +347,7 @@ def bench_recipe(repeats: int, threads: int, seeds: int) -> list[tuple[str, floa
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["train", "distances", "parse", "startup", "memory", "recipe"])
+    parser.add_argument("--only", choices=["train", "distances", "parse", "startup", "memory", "recipe", "pcfg"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
@@ -354,6 +356,8 @@ def main() -> None:
     parser.add_argument("--baseline", default="en", help="the bundled model --model is compared with (en, zh)")
     parser.add_argument("--text", type=Path, default=DATA / "ptb-lm" / "ptb.test.txt",
                         help="the lines `--only parse` parses, repeated to 10,000 (default: PTB's test text)")
+    parser.add_argument("--tn-pcfg", type=Path, help="a checkout of sustcsonglin/TN-PCFG at d4bcbaf, for `--only pcfg` "
+                        "(default: /tmp/TN-PCFG-d4bcbaf)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # distances run in this process: give them the kernel cache `onlstm parse` runs with (the training
@@ -361,7 +365,9 @@ def main() -> None:
     size_kernel_cache(PARSE_KERNEL_CACHE)
     parts = {"train": lambda: bench_train(args.repeats, args.steps), "distances": lambda: bench_distances(args.repeats),
              "parse": lambda: bench_parse(args.repeats, args.model, args.text, args.baseline), "startup": lambda: bench_startup(args.repeats),
-             "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads, args.seeds)}
+             "memory": bench_memory, "recipe": lambda: bench_recipe(args.repeats, args.threads, args.seeds),
+             # the PCFG's modules are imported only where its part runs
+             "pcfg": lambda: __import__("bench_pcfg").bench_pcfg(args.repeats, args.tn_pcfg)}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores, {cpu_name()}")
     for name, run in parts.items():
         if args.only in (None, name):
