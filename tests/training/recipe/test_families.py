@@ -60,15 +60,15 @@ def test_a_family_registered_by_one_table_line_trains_votes_and_resumes_in_the_r
     assert load_model(out).span_parser is not None
     assert str(toy) in read_archive(out)["span_parser"]["meta"]["teacher"]  # the toy voted
     card = info_text(model_info(out))
-    assert "toy model, health 1.1" in card and "valid ppl" in card
+    assert "toy, health 1.1" in card and "valid ppl" in card
 
 
 def test_an_unknown_family_is_refused_in_one_line(tmp_path):
     from onlstm_cli.errors import TrainingError
     corpus = write_corpus(tmp_path / "corpus.txt", 40, seed=5)
-    with pytest.raises(TrainingError, match="no model family pcfg: the families are onlstm"):
+    with pytest.raises(TrainingError, match="no model family dop: the families are onlstm, pcfg"):
         run_recipe(corpus, tmp_path / "m.onlstm", None, TINY_LM, TrainConfig(), {},
-                   RecipeConfig(seeds=2, families=("onlstm", "pcfg")))
+                   RecipeConfig(seeds=2, families=("onlstm", "dop")))
 
 
 def test_a_recipe_of_a_family_without_a_language_model_ships_a_span_parser_of_its_own(tmp_path, monkeypatch):
@@ -83,4 +83,4 @@ def test_a_recipe_of_a_family_without_a_language_model_ships_a_span_parser_of_it
     student = load_model(out)
     assert student.kind == "span" and student.model is None and student.span_parser is not None
     card = info_text(model_info(out))
-    assert "a span parser without a language model" in card and "toy model, health 1.1" in card
+    assert "a span parser without a language model" in card and "toy, health 1.1" in card

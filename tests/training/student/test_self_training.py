@@ -639,10 +639,10 @@ def test_a_model_file_of_an_unknown_kind_is_refused_in_one_line(tiny_model_path,
     from onlstm_cli.modelfile import MODEL_KINDS, atomic_save, read_archive
     archive = read_archive(tiny_model_path)
     assert archive["kind"] == "onlstm" and "onlstm" in MODEL_KINDS
-    archive["kind"] = "pcfg"
-    atomic_save(archive, tmp_path / "pcfg.onlstm")
-    with pytest.raises(ModelFileError, match="of kind 'pcfg', which this onlstm cannot read"):
-        load_model(tmp_path / "pcfg.onlstm")
+    archive["kind"] = "dop"
+    atomic_save(archive, tmp_path / "dop.onlstm")
+    with pytest.raises(ModelFileError, match="of kind 'dop', which this onlstm cannot read"):
+        load_model(tmp_path / "dop.onlstm")
 
 
 def test_votes_can_hold_a_left_branching_voter():
