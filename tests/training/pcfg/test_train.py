@@ -140,3 +140,29 @@ def test_the_families_options_are_checked_in_one_line(runner, tmp_path, tiny_cor
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--units", "ngrams", "-o",
                                 tmp_path / "d.onlstm"]), "whole words")
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_sigterm_stops_a_run_at_a_checkpoint_that_resumes(tmp_path, tiny_corpus, monkeypatch):
+    import os
+    import signal
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    from onlstm_cli.training.pcfg.trainer import PcfgRun
+    real_step, steps = PcfgRun.step, []
+
+    def step_then_terminated(self, batch):
+        steps.append(len(batch))
+        if len(steps) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # as `kill` or a scheduler would, between two steps
+        return real_step(self, batch)
+
+    monkeypatch.setattr(PcfgRun, "step", step_then_terminated)
+    out, reporter = tmp_path / "p.onlstm", QuietReporter()
+    stopped = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None,
+                                                                                batch_size=4), reporter=reporter)
+    assert stopped.interrupted and stopped.stop_signal == signal.SIGTERM and len(steps) == 2
+    assert stopped.checkpoint.is_file() and any("resume with --resume" in m for m in reporter.messages)
+    monkeypatch.setattr(PcfgRun, "step", real_step)
+    resumed = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None,
+                                                                                batch_size=4),
+                         resume=stopped.checkpoint, reporter=QuietReporter())
+    assert not resumed.interrupted and resumed.epochs_done == 1 and out.is_file()
