@@ -15,7 +15,7 @@ from onlstm_cli.training.run.clock import Budget
 
 
 def test_pcfgs_train_and_vote_beside_the_language_models(tmp_path):
-    corpus = write_corpus(tmp_path / "corpus.txt", 200, seed=5)
+    corpus = write_corpus(tmp_path / "corpus.txt", 100, seed=5)
     out = tmp_path / "mixed.onlstm"
     said = []
     result = run_recipe(corpus, out, None, dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),

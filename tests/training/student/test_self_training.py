@@ -314,7 +314,8 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
     def auto(layers):  # two teachers (the same file twice): auto is read over each one's parse layer, as train does
         return consensus(str(tiny_model_path), "--layers", layers, "--right-branching", "auto",
                          "--text", str(valid)).splitlines()[0]
-    assert auto("1,2").startswith("right-branching voter weight ") and auto("1,2") == auto("2") == auto("2,1")
+    both = auto("1,2")
+    assert both.startswith("right-branching voter weight ") and both == auto("2") == auto("2,1")
     without_text = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
                                    "--right-branching", "auto"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert without_text.returncode != 0 and "needs --text" in without_text.stderr
