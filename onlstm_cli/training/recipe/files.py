@@ -132,7 +132,8 @@ class LeftBeside:
     def text(self) -> str:
         models_bytes = sum(p.stat().st_size for p in self.models if p.exists())
         first = self.models[0].name if self.models else "-"
-        text = (f"beside it {len(self.models)} language models ({first}, …: {size_text(models_bytes)}) and the "
+        kinds = "language models" if all(lm_path_name(p) for p in self.models) else "models"  # other families' too
+        text = (f"beside it {len(self.models)} {kinds} ({first}, …: {size_text(models_bytes)}) and the "
                 f"record {self.record.name}")
         if not self.intermediate_bytes:
             return text
@@ -152,3 +153,8 @@ def leave_finished(out: Path, teachers: list[Path], models: list[Path], record: 
         for path in intermediate:
             path.unlink(missing_ok=True)
     return LeftBeside(models, record, intermediate, size, removed=not keep)
+
+
+def lm_path_name(path: Path) -> bool:
+    """Whether `path` is named as `lm_path` names a recipe's language model (OUT.lm-seedS.onlstm)."""
+    return ".lm-seed" in path.name

@@ -34,7 +34,7 @@ def test_pcfgs_train_and_vote_beside_the_language_models(tmp_path):
     assert any("PCFG 3 of 4 (seed 1111)" in line for line in said), said
     assert any("mixed.pcfg-seed1111.onlstm, mixed.pcfg-seed1112.onlstm with their own trees" in line
                for line in said), said
-    assert "span parser on 4 models' votes" in result.summary()
+    assert "span parser on 4 models' votes" in result.summary() and "beside it 4 models (" in result.summary()
     card = info_text(model_info(out))
     assert "the 2 other models' own trees weigh 1 each" in card
     assert f"seed 1111 (pcfg, valid ppl {record['teachers'][2]['valid_ppl']}" in card
