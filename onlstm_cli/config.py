@@ -186,8 +186,8 @@ class PcfgTrainConfig:
     sentences of about equal length."""
     epochs: int = 100
     time_budget: float | None = 3600.0  # seconds; None = no limit
-    batch_size: int = 16                # sentences per step: on one thread, 16 gives twice 32's steps at 7% fewer
-                                        # words a second (docs/experiments/pcfg.md)
+    batch_size: int = 4                 # sentences per step, Kim et al.'s: four times 16's steps an epoch, at fewer
+                                        # words a second, gave far better trees (docs/experiments/pcfg.md, run W)
     lr: float = 2e-3                    # Adam, betas (0.75, 0.999) as Kim et al. (2019)
     clip: float = 3.0
     max_len: int = 40                   # longer training sentences are left out (a chart grows as n²), counted
