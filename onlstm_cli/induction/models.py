@@ -12,7 +12,8 @@ from onlstm_cli.text.languages import SCRIPT_NAMES, lang_of_text
 # zh: the Chinese span parser self-trained on Chinese ON-LSTMs' trees (zh-st.onlstm, models/zh-st.md), the default for CJK
 # text since its parser runs about as fast as the ON-LSTM alone (benchmarks/README.md); zh-lm: that ON-LSTM.
 # zh-st stays as a name for the same file.
-BUNDLED_MODELS = {"en": "en-ptb.onlstm", "zh": "zh-st.onlstm", "zh-lm": "zh.onlstm", "zh-st": "zh-st.onlstm"}
+BUNDLED_MODELS = {"en": "en-ptb.onlstm", "en-pcfg": "en-pcfg.onlstm", "zh": "zh-st.onlstm", "zh-lm": "zh.onlstm",
+                  "zh-st": "zh-st.onlstm"}
 
 
 @functools.lru_cache(maxsize=None)
