@@ -9,8 +9,8 @@ import typing
 from dataclasses import MISSING, fields
 from enum import Enum
 
-from onlstm_cli.config import (COMBINE_RULES, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES, EnsembleConfig, ModelConfig,
-                               PcfgConfig, PcfgTrainConfig, RecipeConfig, SelfTrainConfig, TrainConfig)
+from onlstm_cli.config import (COMBINE_RULES, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES, EnsembleConfig,
+                               ModelConfig, PcfgConfig, PcfgTrainConfig, RecipeConfig, SelfTrainConfig, TrainConfig)
 from onlstm_cli.errors import UserError
 from onlstm_cli.trees import PUNCTUATION_RULES
 

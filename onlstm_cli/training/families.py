@@ -135,8 +135,8 @@ class OnlstmFamily(ModelFamily):
 
 class PcfgFamily(ModelFamily):
     """Neural PCFGs (pcfg/model.py), trained on the recipe's text as `train --family pcfg` would (its own seed and
-    threads, the recipe's --epochs and --device; the PCFG's own sizes, batch and learning rate); their health is their best validation perplexity (per
-    word, by the inside pass), and each votes with its MBR trees."""
+    threads, the recipe's --epochs and --device; the PCFG's own sizes, batch and learning rate); their health is
+    their best validation perplexity (per word, by the inside pass), and each votes with its MBR trees."""
     name = kind = "pcfg"
     health = "validation perplexity"
     health_key = "valid_ppl"
