@@ -64,7 +64,7 @@ class NeuralPCFG(nn.Module):
         self.root_mlp, self.word_mlp = mlp(size), mlp(size)
         self.head_mlp, self.left_mlp, self.right_mlp = mlp(size), mlp(size), mlp(size)
         self.words = nn.Embedding(config.vocab_size, size)
-        for weight in self.parameters():  # as Kim et al.'s code: it lifted dev F1 from 36 to 48 (docs/experiments/pcfg.md)
+        for weight in self.parameters():  # as Kim et al.'s code: far better trees (docs/experiments/pcfg.md, run W)
             if weight.dim() > 1:
                 nn.init.xavier_uniform_(weight)
 
