@@ -35,7 +35,7 @@ import torch
 
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.files import check_readable_file, check_writable_kind
-from onlstm_cli.model_meta import LM_META, check_meta, check_meta_size, shown
+from onlstm_cli.model_meta import LM_META, check_fields, check_meta, check_meta_size, shown
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
@@ -283,3 +283,14 @@ def check_entries(path: Path) -> None:
                                  f"bytes, more than the {MAX_PICKLE_BYTES:,} this onlstm reads")
     if sum(entry.file_size for entry in entries) > path.stat().st_size:
         raise unreadable(path, "its entries claim more bytes than the file holds")
+
+
+def check_reading_fields(archive: dict, where: str) -> None:
+    """What a model file says of how it reads text, beside its network: its tokenizer, its language and its meta,
+    each by type and size (a file without a language model checks these itself: a span parser's, a PCFG's)."""
+    check_fields(archive.get("tokenizer"), Tokenizer, where, "tokenizer")
+    lang = archive.get("lang", "")
+    if not isinstance(lang, str) or len(lang) > 64:
+        raise ModelFileError(f"{where} is damaged: its language is {shown(lang)}, not a short name")
+    check_meta_size(archive.get("meta", {}), where)
+    check_meta(archive.get("meta"), LM_META, where)

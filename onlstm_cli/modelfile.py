@@ -18,7 +18,7 @@ from onlstm_cli.errors import ModelFileError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.model_archive import (CHECKPOINT_FORMAT, FORMAT_VERSION, MAX_PICKLE_BYTES, MODEL_FORMAT,  # noqa: F401
                                       LoadedModel, atomic_file, atomic_save, check_entries, check_weights_present,
-                                      ensemble_members, glob_escape,
+                                      check_reading_fields, ensemble_members, glob_escape,
                                       read_archive, stale_temp_files, stored_weights, write_failure)
 from onlstm_cli.model_meta import (LM_META, SPAN_PARSER_META, check_declared_sizes, check_fields,  # noqa: F401
                                    check_header, check_meta, check_meta_size, check_vocab, normalized_weights, shown,
@@ -155,19 +155,14 @@ def span_from_archive(archive: dict, path: str = "") -> LoadedModel:
     if not isinstance(section, dict) or not isinstance(section.get("config"), dict):
         raise ModelFileError(f"{where} is damaged: a span parser's file without its span parser")
     check_vocab(archive.get("vocab"), section["config"].get("vocab_size"), where)
-    check_fields(archive.get("tokenizer"), Tokenizer, where, "tokenizer")
-    lang = archive.get("lang", "")
-    if not isinstance(lang, str) or len(lang) > 64:
-        raise ModelFileError(f"{where} is damaged: its language is {shown(lang)}, not a short name")
-    check_meta_size(archive.get("meta", {}), where)
-    check_meta(archive.get("meta"), LM_META, where)
+    check_reading_fields(archive, where)
     check_span_parser_section(section, len(archive["vocab"]), where)
     try:
         vocab, tokenizer = Vocabulary(archive["vocab"][2:]), Tokenizer(**archive["tokenizer"])
     except (TypeError, ValueError) as e:
         raise ModelFileError(f"{where} is damaged or incompatible: {str(e)[:160]}") from None
-    loaded = LoadedModel(None, vocab, tokenizer, lang, 0, dict(archive.get("meta") or {}), str(path), "symmetric",
-                         kind="span")
+    loaded = LoadedModel(None, vocab, tokenizer, archive.get("lang", ""), 0, dict(archive.get("meta") or {}), str(path),
+                         "symmetric", kind="span")
     loaded.span_parser = span_parser_from_archive(section, vocab, path)
     return loaded
 

@@ -14,8 +14,8 @@ import torch
 
 from onlstm_cli.config import PcfgConfig
 from onlstm_cli.errors import ModelFileError
-from onlstm_cli.model_meta import LM_META, check_declared_sizes, check_fields, check_meta, check_meta_size, check_vocab, shown
-from onlstm_cli.model_archive import FORMAT_VERSION, MODEL_FORMAT, LoadedModel, stored_weights
+from onlstm_cli.model_meta import check_declared_sizes, check_vocab
+from onlstm_cli.model_archive import FORMAT_VERSION, MODEL_FORMAT, LoadedModel, check_reading_fields, stored_weights
 from onlstm_cli.pcfg.model import NeuralPCFG
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
@@ -39,12 +39,7 @@ def pcfg_from_archive(archive: dict, path: str = "") -> LoadedModel:
     check_declared_sizes(section, where, None, PcfgConfig, lambda config: NeuralPCFG(PcfgConfig(**config)),
                          SIZE_FIELDS)
     check_vocab(archive.get("vocab"), section["config"]["vocab_size"], where)
-    check_fields(archive.get("tokenizer"), Tokenizer, where, "tokenizer")
-    lang = archive.get("lang", "")
-    if not isinstance(lang, str) or len(lang) > 64:
-        raise ModelFileError(f"{where} is damaged: its language is {shown(lang)}, not a short name")
-    check_meta_size(archive.get("meta", {}), where)
-    check_meta(archive.get("meta"), LM_META, where)
+    check_reading_fields(archive, where)
     try:
         vocab, tokenizer = Vocabulary(archive["vocab"][2:]), Tokenizer(**archive["tokenizer"])
         pcfg = NeuralPCFG(PcfgConfig(**section["config"]))
@@ -56,7 +51,8 @@ def pcfg_from_archive(archive: dict, path: str = "") -> LoadedModel:
     if not all(bool(torch.isfinite(p).all()) for p in pcfg.state_dict().values()):
         raise ModelFileError(f"{where} has PCFG weights that are not finite numbers (NaN or inf): its training "
                              "diverged; retrain it with a lower --lr")
-    loaded = LoadedModel(None, vocab, tokenizer, lang, 0, dict(archive.get("meta") or {}), str(path), "symmetric",
+    loaded = LoadedModel(None, vocab, tokenizer, archive.get("lang", ""), 0, dict(archive.get("meta") or {}), str(path),
+                         "symmetric",
                          kind="pcfg")
     loaded.pcfg = pcfg.eval()
     return loaded
