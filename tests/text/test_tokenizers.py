@@ -200,9 +200,10 @@ def test_unicode_tokenizer_cuts_japanese_where_the_script_changes():
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=60))
 def test_unicode_tokens_are_the_line_without_its_spaces(line):
-    """No character is lost, changed or moved, and no token is empty or holds a space."""
+    """No character is lost, changed or moved, and no token is empty or holds a space (a byte order mark inside a
+    line reads as a space, as issue 50 made it: it is in no word)."""
     tokens = Tokenizer("unicode").split(line)
-    assert "".join(tokens) == "".join(line.split())
+    assert "".join(tokens) == "".join(line.replace("\ufeff", " ").split())
     assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
 
 
