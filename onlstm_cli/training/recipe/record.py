@@ -101,9 +101,20 @@ class RecipeResult:
         minutes = sum(self.state.stage_seconds.values()) / 60
         voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
         beside = f"; {self.left.text()}" if self.left is not None else ""
-        return (f"done: {self.out} (span parser on {voters} {models}' votes; validation "
+        return (f"done: {self.out} ({self.shipped_text(voters, models)}; validation "
                 f"perplexity {teachers}; {minutes:.1f} min in all, over every run){beside}; the recipe is recorded "
                 f"in {state_path(self.out)}")
+
+    def shipped_text(self, voters: int, models: str) -> str:
+        """What --out holds, as `info` names it: the span parser, or the consensus parser that the student check
+        shipped in its place (the student then lies beside it)."""
+        check = (self.state.span_parser or {}).get("student_check") or {}
+        if check.get("shipped") != "consensus parser":
+            return f"span parser on {voters} {models}' votes"
+        from onlstm_cli.training.student.check import student_path
+        return (f"the consensus parser: an ensemble of the {voters} voting {models}, shipped because the span parser "
+                f"on their votes agreed less with their consensus; that span parser is beside it, "
+                f"{student_path(self.out).name}")
 
 
 def rounded(value: float | None, digits: int = 2) -> float | None:

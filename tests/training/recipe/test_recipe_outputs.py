@@ -89,3 +89,19 @@ def test_sigterm_as_the_models_start_is_an_interruption_that_leaves_no_temporary
     assert "failed" not in rest and "exit code" not in rest, rest
     assert not list(tmp_path.glob(".*.tmp")), list(tmp_path.iterdir())
     assert "rerun the same command" in rest or "interrupted" in rest, rest
+
+
+@pytest.mark.parametrize("shipped", ["student", "consensus parser"])
+def test_the_last_line_names_what_the_recipe_shipped_as_info_does(tmp_path, shipped):
+    """Where the student check ships the consensus parser, the last line says so and names the student beside it
+    (issue 53: it said "span parser on 4 language models' votes" while `info` said the consensus parser)."""
+    from onlstm_cli.training.recipe.record import RecipeResult, RecipeState
+    teachers = [{"family": "onlstm", "seed": s, "path": f"x.lm-seed{s}.onlstm", "valid_ppl": 100.0} for s in (1, 2)]
+    state = RecipeState({}, teachers, {"student_check": {"shipped": shipped}}, {"language models": 60.0})
+    line = RecipeResult(tmp_path / "x.onlstm", state).summary()
+    assert line.startswith(f"done: {tmp_path / 'x.onlstm'} (")
+    if shipped == "student":
+        assert "span parser on 2 language models' votes" in line and "x.student.onlstm" not in line
+    else:
+        assert "the consensus parser: an ensemble of the 2 voting language models" in line
+        assert "x.student.onlstm" in line and "span parser on 2" not in line
