@@ -68,9 +68,10 @@ def test_the_readme_has_examples_to_run():
     assert len(shell_lines()) >= 6 and len(python_blocks()) >= 3 and len(shown_outputs()) >= 3
 
 
-def run_in_readers_folder(line: str, tmp_path: Path) -> subprocess.CompletedProcess:
+def run_in_readers_folder(line: str, tmp_path: Path, on_a_terminal: bool = False) -> subprocess.CompletedProcess:
     """Run a README line in a fresh folder beside the shared data, after the lines before it that write a file
-    (`printf … > sentences.txt`), as a reader would have run them."""
+    (`printf … > sentences.txt`), as a reader would have run them; the line itself with its output to a
+    pseudo-terminal where `on_a_terminal`."""
     if "../shared" in line and not SHARED.is_dir():
         pytest.skip("the shared data is not beside the checkout")
     (tmp_path / "work").mkdir()
@@ -78,10 +79,36 @@ def run_in_readers_folder(line: str, tmp_path: Path) -> subprocess.CompletedProc
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     lines = shell_lines()
     for command in [earlier for earlier in lines[:lines.index(line)] if writes_a_file(earlier)] + [line]:
-        result = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], cwd=tmp_path / "work",
-                                capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
+        run = on_terminal if on_a_terminal and command == line else subprocess.run
+        result = run(["bash", "-c", f"set -o pipefail; {command}"], cwd=tmp_path / "work",
+                     capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
         assert result.returncode == 0, f"{command}: {result.stderr[-500:]}"
     return result
+
+
+def on_terminal(args: list[str], **options) -> subprocess.CompletedProcess:
+    """subprocess.run with stdout a pseudo-terminal (what a reader's terminal is), read back as text."""
+    import pty
+    options.pop("capture_output")
+    timeout = options.pop("timeout")
+    reader, writer = pty.openpty()
+    with subprocess.Popen(args, stdout=writer, stderr=subprocess.PIPE, **options) as process:
+        os.close(writer)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(reader, 65536)
+            except OSError:  # the terminal's far end closed: the process has exited
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        stderr = process.stderr.read()
+        process.wait(timeout)
+    os.close(reader)
+    # what a reader sees: the text, its colours (SGR escapes) rendered away
+    stdout = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8").replace("\r\n", "\n"))
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
 def writes_a_file(line: str) -> bool:
@@ -100,7 +127,10 @@ def test_the_readme_shell_examples_run(line, tmp_path):
 
 @pytest.mark.parametrize("line,output", shown_outputs())
 def test_the_readme_shows_what_its_commands_print(line, output, tmp_path):
-    assert run_in_readers_folder(line, tmp_path).stdout.splitlines() == output
+    """A drawn tree is what a terminal shows: that example's output is read from a pseudo-terminal, the others'
+    from a pipe (issue 53: the Quickstart showed a bracket line where a terminal draws the tree)."""
+    on_a_terminal = any("└──" in shown for shown in output)
+    assert run_in_readers_folder(line, tmp_path, on_a_terminal).stdout.splitlines() == output
 
 
 def test_the_readme_python_examples_run_and_print_what_they_say(tmp_path):
