@@ -80,9 +80,29 @@ def plain_params(params: list) -> list:
     return params
 
 
+def help_sections(params: list, ctx) -> dict[str, list]:
+    """Each parameter's help record under its section's title: "Arguments" first, then each option's panel
+    (`rich_help_panel`, options.command_of) in the order the panels first come, and "Options" for an option in
+    none (--help), each where its first option comes."""
+    sections: dict[str, list] = {"Arguments": []}
+    for param in params:
+        record = param.get_help_record(ctx)
+        if record is not None:
+            title = "Arguments" if param.param_type_name == "argument" else \
+                getattr(param, "rich_help_panel", None) or "Options"
+            sections.setdefault(title, []).append(record)
+    return {title: records for title, records in sections.items() if records}
+
+
 class PlainCommand(TyperCommand):
     def get_params(self, ctx):
         return plain_params(super().get_params(ctx))
+
+    def format_options(self, ctx, formatter):
+        """Click's layout, a section a help panel (typer's rich tables would show them, but not in this layout)."""
+        for title, records in help_sections(self.get_params(ctx), ctx).items():
+            with formatter.section(title):
+                formatter.write_dl(records)
 
     def format_help(self, ctx, formatter):
         with_bundled_names(self.params)

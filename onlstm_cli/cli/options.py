@@ -15,13 +15,23 @@ from onlstm_cli.errors import UserError
 from onlstm_cli.trees import PUNCTUATION_RULES
 
 
-def command_of(options: type):
+def command_of(options: type, panels: dict[str, tuple[str, ...]] | None = None):
     """A command whose options are the fields of the dataclass `options`, each's default its typer.Option or
     typer.Argument: Typer reads them as the decorated function's parameters, and the function is called with one
-    `options` object of what was given, not with each option an argument of its own."""
+    `options` object of what was given, not with each option an argument of its own. `panels`: the --help page's
+    sections, title → the fields it lists, in the order the page shows them (help_format.PlainCommand); a field
+    named there that `options` lacks is an error here, not a section silently short of it."""
     hints = typing.get_type_hints(options)
+    panel_of = {name: title for title, names in (panels or {}).items() for name in names}
+    by_name = {f.name: f for f in fields(options)}
+    if unknown := sorted(set(panel_of) - set(by_name)):
+        raise TypeError(f"help panels name options {options.__name__} lacks: {', '.join(unknown)}")
+    for name, title in panel_of.items():
+        by_name[name].default.rich_help_panel = title
+    order = list(panel_of)  # the panels' order; the arguments and the fields in no panel keep theirs, first
+    ordered = sorted(by_name.values(), key=lambda f: order.index(f.name) + 1 if f.name in panel_of else 0)
     parameters = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name])
-                  for f in fields(options)]
+                  for f in ordered]
 
     def command(run):
         @functools.wraps(run)
@@ -39,7 +49,7 @@ def parse_duration(text: str | None, option: str = "--time-budget") -> float | N
         return None
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text.lower())
     if not m:
-        raise UserError(f"{option} {text!r}: expected a duration such as 3600, 45m or 1.5h")
+        raise UserError(f"{option} {text!r}: expected a duration such as 90s, 45m or 1.5h")
     seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
     if seconds <= 0:
         raise UserError(f"{option} {text!r} must be positive ('none' for no limit)")
@@ -96,6 +106,24 @@ def duration_text(seconds: float | None) -> str:
         if seconds % size == 0:
             return f"{seconds / size:g}{unit}"
     return f"{seconds:g}s"
+
+
+UNITLESS = re.compile(r"\s*[0-9]*\.?[0-9]+\s*")  # parse_duration takes it as seconds
+
+
+def given_budget(text: str | None, recipe: bool) -> tuple[float | None, list[str]]:
+    """--time-budget's seconds (not given: TrainConfig's default) and what the run first says of them: that a
+    recipe takes the default (sized for a real corpus, where a user may have meant a short try), and that a
+    number without a unit is seconds (--time-budget 6 meant as minutes would end the run before it learnt)."""
+    if text is None:
+        default = TRAIN_DEFAULTS["time_budget"]
+        return default, [f"no --time-budget: the recipe takes its default, {duration_text(default)}"] if recipe else []
+    seconds = parse_duration(text)
+    if not UNITLESS.fullmatch(text):
+        return seconds, []
+    number = text.strip()
+    return seconds, [f"warning: --time-budget {number} has no unit, so it is {number} seconds; give a unit, e.g. "
+                     f"{number}s, {number}m, {number}h"]
 
 
 ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "

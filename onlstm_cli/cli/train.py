@@ -12,11 +12,13 @@ import typer
 from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
-                                    StudentUnits, Units, VoteTargets, command_of, duration_text, parse_duration)
+                                    StudentUnits, Units, VoteTargets, command_of, duration_text, given_budget,
+                                    parse_duration)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
-from onlstm_cli.training.command import FirstLine, check_run_files, holding, run_reporter, self_train_summary
+from onlstm_cli.training.command import (FirstLine, check_run_files, holding, run_reporter, self_train_summary,
+                                         validation_note)
 from onlstm_cli.training.run.clock import Budget
 
 
@@ -27,7 +29,7 @@ class TrainOptions:
     out: Path = typer.Option(Path("model.onlstm"), "--out", "-o", help="Where the best model (by validation perplexity) goes; a .ckpt for --resume and the corpus as ids (.tokens) are written beside it.")
     valid: Optional[Path] = typer.Option(None, "--valid", help="Validation text (same format); picks the model to keep.")
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue from a checkpoint (OUT.ckpt), optimizer state included. Give the corpus, --valid and the run's options again (options that change the model or the data, and the global batch = processes × --batch-size, must be the checkpoint's); --epochs and --time-budget are totals over all the runs.")
-    lang: str = typer.Option("auto", "--lang", help="en, zh or another code; auto: zh if the text has CJK characters, else en.")
+    lang: str = typer.Option("auto", "--lang", help="en, zh or another code (tr, pt-BR …); auto: by the script most of the corpus's first lines are in: zh for CJK ideographs, en for Latin, und-SCRIPT for any other (und-Cyrl for Cyrillic, und-Arab for Arabic …), whose words are read by Unicode class. The line that starts the run says which it took.")
     tokenizer: str = typer.Option("auto", "--tokenizer", help="ptb, jieba, unicode (words and punctuation apart by Unicode class) or whitespace; auto: ptb for en, jieba for zh, unicode otherwise.")
     pretokenized: bool = typer.Option(False, "--pretokenized", help="The corpus is already split into tokens by spaces.")
     keep_punct: bool = typer.Option(False, "--keep-punct", help="Train on punctuation tokens too (parse and evaluate then read them; scored trees leave them out).")
@@ -60,7 +62,7 @@ class TrainOptions:
     bptt: int = typer.Option(TRAIN_DEFAULTS["bptt"], "--bptt", help="Mean window length of truncated back-propagation.")
     seed: int = typer.Option(TRAIN_DEFAULTS["seed"], "--seed", help="Random seed of the initial weights, dropout masks and windows (the same seed and options give the same model).")
     epochs: Optional[int] = typer.Option(None, "--epochs", help=f"Most epochs (default {TRAIN_DEFAULTS['epochs']}: the time budget usually ends training first; with --teacher {SELF_TRAIN_DEFAULTS['epochs']}, fewer when validation stops improving).")
-    time_budget: Optional[str] = typer.Option(duration_text(TRAIN_DEFAULTS["time_budget"]), "--time-budget", help="Stop after this long (3600, 45m, 1.5h; 'none' for no limit).")
+    time_budget: Optional[str] = typer.Option(None, "--time-budget", metavar="<duration>", help=f"Stop after this long: 90s, 45m, 1.5h (a number without a unit is seconds, said in a warning), or none for no limit. Default {duration_text(TRAIN_DEFAULTS['time_budget'])}; with --seeds, for the whole recipe.")
     device: str = typer.Option(TRAIN_DEFAULTS["device"], "--device", help="auto, cpu or cuda.")
     threads: Optional[int] = typer.Option(TRAIN_DEFAULTS["threads"], "--threads", help="CPU threads for torch (default: all cores).")
     checkpoint_every: str = typer.Option(duration_text(TRAIN_DEFAULTS["checkpoint_every"]), "--checkpoint-every", help="Time between checkpoints within an epoch (300, 5m, 1h): the most work a crash can lose. A checkpoint is also written at the end of every epoch.")
@@ -77,25 +79,51 @@ class TrainOptions:
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay.")
     families: Optional[str] = typer.Option(None, "--families", metavar="<onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm). Default {','.join(RECIPE_DEFAULTS['families'])}.")
-    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; every option above applies to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
+    seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; the Run, Language model and Text options apply to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
 
     def given(self, *names: str) -> dict:
         """Those of these options that were given: the others take the mode's config's defaults."""
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
-@command_of(TrainOptions)
+# The sections of `train --help`, in the order it shows them: the recipe first, what every mode shares next.
+TRAIN_PANELS = {
+    "Recipe (--seeds K)": ("seeds", "families", "side_by_side", "max_ppl_ratio", "keep_intermediate"),
+    "Run (every mode)": ("out", "valid", "time_budget", "epochs", "resume", "threads", "device", "checkpoint_every",
+                         "seed", "lr", "batch_size", "clip", "loss_log"),
+    "Model family (without --seeds)": ("family",),
+    "Language model (--family onlstm, and the recipe's)": (
+        "emb_size", "hidden_size", "layers", "chunk_size", "dropout", "dropout_h", "dropout_i", "dropout_e",
+        "weight_drop", "master_input", "reverse", "optimizer", "lr_schedule", "weight_decay", "bptt", "parse_layer",
+        "split"),
+    "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
+    "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
+                                                          "teacher_layers", "targets", "student_units"),
+    "Text": ("lang", "tokenizer", "pretokenized", "keep_punct", "characters", "max_vocab", "min_freq", "units"),
+}
+
+
+@command_of(TrainOptions, TRAIN_PANELS)
 @friendly_errors
 def train(o: TrainOptions):
-    """Train an ON-LSTM language model on plain text (on several processes when started by torchrun)."""
+    """Make a constituency parser from plain text, one sentence a line.
+
+    The recipe, --seeds K (e.g. 4): K language models trained within the one --time-budget, then a span parser
+    trained on the votes of their trees, written to --out (the language models beside it); --families onlstm,pcfg
+    adds neural PCFGs to the teachers. Without --seeds: one model of --family, an ON-LSTM language model (it parses
+    with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
+    a span parser trained on the trees that FILE's model gives the corpus."""
     check_mode(o)
     check_run_files(o.corpus, o.out, o.valid, None if o.seeds > 1 else o.resume, o.loss_log, o.teacher or [])
-    budget = Budget(parse_duration(o.time_budget), Invocation.started or time.time())  # the run's one budget
+    seconds, notes = given_budget(o.time_budget, recipe=o.seeds > 1)
+    budget = Budget(seconds, Invocation.started or time.time())  # the run's one budget
     with holding(o.out, make_folder=o.seeds == 1):
         if o.teacher:
-            result = self_train_command(o, budget)
+            result = self_train_command(o, budget, notes)
+        elif o.family == Family.pcfg:
+            result = pcfg_command(o, budget, notes)
         else:
-            result = pcfg_command(o, budget) if o.family == Family.pcfg else language_models(o, budget)
+            result = language_models(o, budget, notes)
     if result.interrupted:
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
@@ -125,14 +153,16 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--units is for a language model: a PCFG reads whole words")
 
 
-def language_models(o: TrainOptions, budget: Budget):
+def language_models(o: TrainOptions, budget: Budget, notes: list):
     """One language model (train_model), or with --seeds K the recipe (run_recipe), each checking the configs it
-    is given; what its file is, on stderr at the end."""
+    is given; `notes` and what it took for the user, then what its file is, on stderr."""
     from onlstm_cli.errors import RankZeroFailed
     from onlstm_cli.text.languages import corpus_language
     from onlstm_cli.training.lm.distributed import launched_rank
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
-    log = FirstLine(None if o.resume is not None else note, err_line)  # a resumed run reads as its checkpoint says
+    took = None if o.resume is not None else note  # a resumed run reads as its checkpoint says
+    unvalidated = validation_note(o.valid) if o.seeds == 1 else None  # the recipe holds lines out itself
+    log = FirstLine([*notes, took, unvalidated], err_line)
     model_config = dict(emb_size=o.emb_size, hidden_size=o.hidden_size, n_layers=o.layers, chunk_size=o.chunk_size,
                         dropout=o.dropout, dropout_h=o.dropout_h, dropout_i=o.dropout_i, dropout_e=o.dropout_e,
                         weight_drop=o.weight_drop, master_input=o.master_input.value, reverse=o.reverse)
@@ -165,13 +195,14 @@ def language_models(o: TrainOptions, budget: Budget):
     return result
 
 
-def pcfg_command(o: TrainOptions, budget: Budget):
-    """`train --family pcfg`: one neural PCFG (train_pcfg checks its configs); how it ended, on stderr."""
+def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
+    """`train --family pcfg`: one neural PCFG (train_pcfg checks its configs); `notes` and what it took for the
+    user, then how it ended, on stderr."""
     from onlstm_cli.config import PcfgTrainConfig
     from onlstm_cli.text.languages import corpus_language
     from onlstm_cli.training.pcfg.train import train_pcfg
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
-    log = FirstLine(None if o.resume is not None else note, err_line)
+    log = FirstLine([*notes, None if o.resume is not None else note, validation_note(o.valid)], err_line)
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
                             max_len=o.max_len, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
@@ -200,9 +231,9 @@ def layer_list(text: str) -> tuple[int, ...]:
     return layers
 
 
-def self_train_command(o: TrainOptions, budget: Budget):
-    """`train --teacher`: the span parser of student/train.py (self_train checks its config); how it ended, on
-    stderr."""
+def self_train_command(o: TrainOptions, budget: Budget, notes: list):
+    """`train --teacher`: the span parser of student/train.py (self_train checks its config); `notes`, then how it
+    ended, on stderr."""
     from onlstm_cli.induction.models import ModelCache, resolve_model
     from onlstm_cli.training.lm.train import use_threads
     from onlstm_cli.training.student.train import self_train
@@ -213,7 +244,8 @@ def self_train_command(o: TrainOptions, budget: Budget):
                              teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
     use_threads(o.threads)
     cache = ModelCache("cpu")
+    log = FirstLine(notes, err_line)
     result = self_train(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher], o.valid,
-                        train=config, budget=budget, resume=o.resume, log=err_line)
-    err_line(self_train_summary(result))
+                        train=config, budget=budget, resume=o.resume, log=log)
+    log(self_train_summary(result))
     return result

@@ -65,20 +65,30 @@ def self_train_summary(result) -> str:
     return f"{how}: {result.epochs_done} epochs in {result.seconds / 60:.1f} min; {best}; checkpoint: {result.checkpoint}"
 
 
-class FirstLine:
-    """A line said once, before the first thing a run says: after the checks that refuse a run in one line."""
+def validation_note(valid: Path | None) -> str | None:
+    """What a run of one model (a language model, a PCFG) without validation text keeps, said at its start: the
+    end line says it too, but a user who expected the recipe's held-out lines should not learn it only then."""
+    if valid is not None:
+        return None
+    return ("no --valid: nothing is validated on, so --out gets the model as training left it, not the best by "
+            "validation (give --valid FILE; the recipe, --seeds K, holds out every 20th line itself)")
 
-    def __init__(self, line: str | None, say):
-        self.line, self.say = line, say
+
+class FirstLine:
+    """Lines said once, before the first thing a run says: after the checks that refuse a run in one line (None
+    among them: nothing to say)."""
+
+    def __init__(self, lines: list[str | None], say):
+        self.lines, self.say = [line for line in lines if line], say
 
     def __call__(self, text: str) -> None:
         self.flush()
         self.say(text)
 
     def flush(self) -> None:
-        if self.line:
-            self.say(self.line)
-            self.line = None
+        lines, self.lines = self.lines, []
+        for line in lines:
+            self.say(line)
 
 
 class SaysFirst:
