@@ -284,12 +284,14 @@ def test_the_consensus_of_one_model_is_its_own_tree(tiny_model_path, runner):
     assert f"sentence F1 {own['sentence_f1']:.2f}, corpus F1 {own['corpus_f1']:.2f}" in got.stdout
 
 
-def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny_model_path, runner, tmp_path):
+def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny_model_path, runner, tmp_path,
+                                                                             monkeypatch, capsys):
     """--layers K gives a voter a layer (the parse layer alone is the default's tree); a right-branching voter
     that outweighs the model gives the right-branching trees; auto reads its weight off --text over each model's
-    parse layer wherever it stands in --layers, and says so."""
+    parse layer wherever it stands in --layers, and says so. The script runs in this process (as `python
+    scripts/span_votes.py` runs it, its __main__), not in one started for each call."""
     import json
-    import subprocess
+    import runpy
     import sys
 
     from onlstm_cli.cli.commands import app
@@ -297,10 +299,10 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
     gold = FIXTURES / "cli_gold.trees"
 
     def consensus(*options):
-        got = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
-                              *options], cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert got.returncode == 0, got.stderr
-        return got.stdout
+        monkeypatch.setattr(sys, "argv", ["span_votes.py", "--gold", str(gold), str(tiny_model_path), *options])
+        capsys.readouterr()
+        runpy.run_path(str(REPO / "scripts" / "span_votes.py"), run_name="__main__")
+        return capsys.readouterr().out
 
     report = json.loads(runner.invoke(app, ["evaluate", "-g", str(gold), "-m", str(tiny_model_path), "--json",
                                             "--punctuation", "ignore"]).stdout)  # the votes know no punctuation
@@ -316,9 +318,8 @@ def test_the_consensus_script_votes_with_layers_and_a_right_branching_voter(tiny
                          "--text", str(valid)).splitlines()[0]
     both = auto("1,2")
     assert both.startswith("right-branching voter weight ") and both == auto("2") == auto("2,1")
-    without_text = subprocess.run([sys.executable, "scripts/span_votes.py", "--gold", str(gold), str(tiny_model_path),
-                                   "--right-branching", "auto"], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert without_text.returncode != 0 and "needs --text" in without_text.stderr
+    with pytest.raises(SystemExit, match="needs --text"):
+        consensus("--right-branching", "auto")
     if auto("1") == auto("2"):  # they differ here, with the C cell or the torch one; another CPU's rounding may not
         pytest.skip("this tiny model's layers 1 and 2 give the same auto weight: the readings cannot be told apart")
 
