@@ -31,11 +31,11 @@ def evaluate(
     import json
 
     from onlstm_cli.text.treebanks import read_gold, read_predicted
-    from onlstm_cli.evaluation.metrics import evaluate as score
-    from onlstm_cli.console import printable_json
+    from onlstm_cli.evaluation.metrics import below_baseline, evaluate as score
+    from onlstm_cli.console import printable, printable_json
     from onlstm_cli.files import check_outputs
     from onlstm_cli.induction.models import model_inputs
-    from onlstm_cli.pictures.picture_files import check_destination, warn_once_about_cjk, write_text_atomic
+    from onlstm_cli.pictures.picture_files import check_destination
     from onlstm_cli.evaluation.model_scores import baseline_scores
 
     model_file = model_inputs(model)  # bundled names too: no output onto a model being read
@@ -61,11 +61,11 @@ def evaluate(
         systems.update(model_systems)
     systems.update(baseline_scores(sentences, seed, cut_at_marks=report.get("punctuation") == "boundaries"))
     report["upper_bound"] = next(iter(systems.values()))["upper_bound"]
+    report["below_baseline"] = below_baseline(systems)
     if html is not None:
-        from onlstm_cli.pictures.report_page import choose_examples, report_html
-        warn_once_about_cjk(word for sentence in sentences for word in sentence.words)
-        chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(systems)), count=examples)
-        write_text_atomic(html, report_html(report, chosen), refuse_symlink=True)
+        from onlstm_cli.pictures.report_page import write_report_page
+        write_report_page(html, report, sentences, shown, examples)
+        typer.echo(printable(f"wrote the report to {html}"), err=True)
     if as_json:
         typer.echo(printable_json(json.dumps(report, ensure_ascii=False, indent=2)))
     else:

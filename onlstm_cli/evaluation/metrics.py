@@ -146,3 +146,17 @@ def evaluate(gold: Sequence[GoldSentence], trees: Sequence[Tree]) -> dict:
                                       total_gold)),
         },
     }
+
+
+def below_baseline(systems: dict) -> dict | None:
+    """Where the first of a report's systems (the model's default parser, or the trees of --pred) has a lower
+    sentence F1 than the best of the trivial baselines among them (BASELINE_LABELS): that system, the
+    baseline and both figures; None where it is not below any (or no baseline was scored)."""
+    name, first = next(iter(systems.items()))
+    baselines = [(label, row["sentence_f1"]) for label, row in systems.items() if label in BASELINE_LABELS]
+    if not baselines:
+        return None
+    best, figure = max(baselines, key=lambda item: item[1])  # a tie: the row printed first
+    if first["sentence_f1"] >= figure:
+        return None
+    return {"system": name, "sentence_f1": first["sentence_f1"], "baseline": best, "baseline_sentence_f1": figure}

@@ -27,10 +27,11 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     layer_split = split or loaded.split
     marks = loaded.cuts_at_marks(punctuation)
     fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path),
-              "punctuation": "boundaries" if marks else "ignore",
-              "layer": None if by_span_parser else layer, "valid_ppl": loaded.meta.get("valid_ppl")}
+              "punctuation": "boundaries" if marks else "ignore", "layer": None if by_span_parser else layer,
+              **perplexity_fields(loaded)}
     if by_span_parser and all_layers:
         fields["layer_split"] = layer_split  # the language model's rows
+    lm_rows = language_models_name(loaded)
     # The text as the model was trained on it, and as `parse` feeds it: punctuation only where it knows it.
     readings = [s.as_read(lambda token: loaded.tokenizer.normalize(token) in loaded.vocab) for s in sentences]
     normalized = [[loaded.tokenizer.normalize(t) for t in tokens] for tokens, _, _ in readings]
@@ -62,12 +63,26 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
             score(sentences, shown[0])
     else:
         shown = (layer_trees(layer), shown_distances([d[layer - 1] for d in per_layer]))
-        systems[f"onlstm (layer {layer})"] = score(sentences, shown[0])
+        systems[f"{lm_rows} (layer {layer})"] = score(sentences, shown[0])
     if all_layers:
         for k in range(1, loaded.config.n_layers + 1):
             if by_span_parser or k != layer:
-                systems[f"onlstm (layer {k})"] = score(sentences, layer_trees(k))
+                systems[f"{lm_rows} (layer {k})"] = score(sentences, layer_trees(k))
     return fields, systems, shown
+
+
+def language_models_name(loaded) -> str:
+    """What its layers' rows are called: "onlstm", or for an ensemble file (read with its members) what it is."""
+    return f"ensemble of {1 + len(loaded.members)} language models" if loaded.members else "onlstm"
+
+
+def perplexity_fields(loaded) -> dict:
+    """The file's validation perplexity: its language model's; an ensemble's models each have their own, and
+    no one of them is the file's."""
+    if not loaded.members:
+        return {"valid_ppl": loaded.meta.get("valid_ppl")}
+    return {"valid_ppl": None, "ensemble": {"models": 1 + len(loaded.members),
+                                            "valid_ppl": [m.meta.get("valid_ppl") for m in (loaded, *loaded.members)]}}
 
 
 @dataclass

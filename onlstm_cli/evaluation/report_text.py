@@ -9,6 +9,22 @@ def split_note(report: dict) -> str:
     return f"{report['split']} split rule"
 
 
+def baseline_note(report: dict) -> str | None:
+    """The line that says the model's trees score below a trivial baseline's (metrics.below_baseline), or None."""
+    below = report.get("below_baseline")
+    if not below:
+        return None
+    what = "the trees of --pred score" if below["system"] == "pred" else f"{below['system']} scores"
+    return (f"note: {what} {below['sentence_f1']:.2f} sentence F1, below {below['baseline']} "
+            f"({below['baseline_sentence_f1']:.2f}), the best trivial baseline on these trees")
+
+
+def perplexity_label(report: dict, path: str) -> str:
+    """An ensemble's perplexity is its first model's (lm/perplexity.py reads one language model)."""
+    models = (report.get("ensemble") or {}).get("models")
+    return f"perplexity on {path}" + (f" (the first of its {models} models)" if models else "")
+
+
 def print_report(report: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -37,11 +53,14 @@ def print_report(report: dict) -> None:
     table.add_row("best binary trees (upper bound)", f"{ub['sentence_f1']:.2f}", f"{ub['corpus_f1']:.2f}", "",
                   *["" for _ in labels], style="dim")
     console.print(table)
+    note = baseline_note(report)
+    if note:
+        console.print(printable(note), markup=False, highlight=False, soft_wrap=True, style="bold")
     first = next(iter(report["systems"].items()))
     by_length = "  ".join(f"{k}: {v['sentence_f1']:.1f} ({v['sentences']})" for k, v in first[1]["f1_by_length"].items())
     console.print(f"{printable(first[0])} sentence F1 by length (sentences): {by_length}", markup=False)
     for path, ppl in report.get("perplexity", {}).items():
-        console.print(f"perplexity on {printable(path)}: {ppl:.2f}", markup=False)
+        console.print(printable(f"{perplexity_label(report, path)}: {ppl:.2f}"), markup=False)
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
                   f"sentence; F1 per sentence, averaged; {split_note(report)}"
                   + ("; the model's trees cut at punctuation marks first, then scored without them (--punctuation "

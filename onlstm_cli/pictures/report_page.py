@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from onlstm_cli.evaluation.metrics import BASELINE_LABELS
+from onlstm_cli.evaluation.report_text import baseline_note, perplexity_label
 from onlstm_cli.pictures.draw import (MARGIN, _num, _svg_open, _text, drawn_right_to_left, sentence_svg,
                                       text_width)
 from onlstm_cli.pictures.page import ZOOM_BAR, _page, _svg_size
@@ -275,6 +276,7 @@ def _score_table(report: dict) -> str:
 
 
 SPAN_PARSER = "span parser"  # how the CLI's system name for a self-trained file's span parser begins
+LAYER_ROWS = ("onlstm", "ensemble of")  # how its names of a language model's (or an ensemble's) layers begin
 
 
 def _by_span_parser(report: dict) -> bool:
@@ -296,7 +298,11 @@ def _facts(report: dict) -> list[tuple[str, object]]:
     facts = [("gold", report.get("gold")), ("sentences", report.get("sentences")),
              ("model", report.get("model")), ("predicted trees", report.get("pred")), *how,
              ("validation perplexity", report.get("valid_ppl"))]
-    facts += [(f"perplexity on {path}", ppl) for path, ppl in report.get("perplexity", {}).items()]
+    ensemble = report.get("ensemble")
+    if ensemble:  # no one model's perplexity is the file's
+        facts.append((f"validation perplexity of each of its {ensemble['models']} models",
+                      ", ".join("–" if ppl is None else _figure(float(ppl)) for ppl in ensemble["valid_ppl"])))
+    facts += [(perplexity_label(report, path), ppl) for path, ppl in report.get("perplexity", {}).items()]
     return [(name, value) for name, value in facts if value is not None]
 
 
@@ -304,7 +310,7 @@ def _bars_of(system: str) -> Optional[str]:
     """What an example's distances are (draw.sentence_svg's `bars`), from the CLI's name of its system."""
     if system.startswith(SPAN_PARSER):
         return "span"
-    return "onlstm" if system.startswith("onlstm") else None
+    return "onlstm" if system.startswith(LAYER_ROWS) else None
 
 
 def _example(example: ReportExample) -> str:
@@ -321,6 +327,13 @@ def _example(example: ReportExample) -> str:
             f'<p class="caption">{_text(example.system or "predicted")}</p>{predicted}</div>')
 
 
+def _baseline_note(report: dict) -> list[str]:
+    """The note that the model scores below a trivial baseline (report_text.baseline_note), boxed, or nothing."""
+    note = baseline_note(report)
+    return [f'<p class="note below-baseline" style="background:#fff4d6;border:1px solid #e6c36a;padding:.5em .8em">'
+            f"{_text(note)}</p>"] if note else []
+
+
 def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Optional[str] = None) -> str:
     """The evaluation report as one self-contained HTML page, without scripts.
 
@@ -333,7 +346,7 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
     title = title or f"onlstm evaluate: {report.get('gold', 'report')}"
     body = [f"<h1>{_text(title)}</h1>",
             '<p class="meta">' + "<br>".join(f"{_text(k)}: {_text(_figure(v))}" for k, v in _facts(report)) + "</p>",
-            _score_table(report),
+            _score_table(report), *_baseline_note(report),
             '<p class="legend">F1 is unlabeled bracketing F1 in percent, as in the ON-LSTM and PRPN papers: '
             "punctuation and traces removed by POS tag, spans of at least 2 words except the whole sentence; "
             "sentence F1 is averaged over sentences, corpus F1 pools the spans. The upper bound is the best "
@@ -350,3 +363,12 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
         body.append(ZOOM_BAR)
     body.extend(_example(example) for example in examples)
     return _page(title, body)
+
+
+def write_report_page(path, report: dict, sentences: Sequence, shown: tuple, count: int) -> None:
+    """`evaluate --html`: the page of `report`, with `count` examples of the first system's trees (`shown`:
+    its trees and the distances they were built from, None with --pred) beside the gold `sentences`."""
+    from onlstm_cli.pictures.picture_files import warn_once_about_cjk, write_text_atomic
+    warn_once_about_cjk(word for sentence in sentences for word in sentence.words)
+    chosen = choose_examples(sentences, shown[0], shown[1], system=next(iter(report["systems"])), count=count)
+    write_text_atomic(path, report_html(report, chosen), refuse_symlink=True)
