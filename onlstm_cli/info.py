@@ -7,24 +7,30 @@
 Every figure comes from the file (sizes, tokenizer, the training data and recipe its meta records, the
 validation perplexity, the span parser) or from its model card, `<name>.md` beside it (models/en-ptb.md
 for models/en-ptb.onlstm, written by scripts/model_card.py), whose evaluation tables give dev F1. The file
-is read as `onlstm parse` reads it (modelfile.load_model: checked, no code run).
+is read safely as `onlstm parse` reads it (model_archive.read_archive: no code run, every weight within the
+file's bytes; every field checked), a language model's networks only as far as their sizes (read_model).
+Paths the file records (its training text, a span parser's teachers) are shown as recorded, and those not
+found here are marked: they name files of the machine the model was made on.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
 from onlstm_cli.console import printable
 from onlstm_cli.modelfile import load_model, validation_history
 
+NOT_HERE = "†"  # after a recorded path not found here; explained once, under the report
+
 
 def model_info(model: str | Path) -> dict:
     """A report on a model file (a bundled name or a path); a bad name or file raises a one-line OnlstmError."""
     from onlstm_cli.induction.models import resolve_model
     path = resolve_model(str(model))
-    loaded = load_model(path)
+    loaded = read_model(path)
     meta = loaded.meta
     report = {"model": str(model), "path": str(path), "file_bytes": path.stat().st_size,
               "lang": loaded.lang, "tokenizer": loaded.tokenizer.to_dict(),
@@ -39,7 +45,8 @@ def model_info(model: str | Path) -> dict:
         report["ensemble"] = {"models": 1 + len(loaded.members), "combine": loaded.combine,
                               "weights": loaded.weights,
                               "directions": ["right-to-left" if m.config.reverse else "left-to-right"
-                                             for m in (loaded, *loaded.members)]}
+                                             for m in (loaded, *loaded.members)],
+                              "valid_ppl": [m.meta.get("valid_ppl") for m in (loaded, *loaded.members)]}
     if loaded.span_parser is not None:
         report["span_parser"] = span_parser_info(loaded.span_parser)
     if loaded.pcfg is not None:
@@ -49,7 +56,73 @@ def model_info(model: str | Path) -> dict:
     card = Path(path).with_suffix(".md")
     if card.is_file():
         report["model_card"] = card_figures(card)
+    report["paths_not_found"] = [p for p in recorded_paths(report) if not os.path.exists(p)]  # False on any error
     return report
+
+
+def read_model(path: Path):
+    """The file as info needs it. A language model's file (ensembles and self-trained files included: the large
+    ones) is checked field by field, each weight's shape against its configuration, as load_model checks it
+    before it builds (modelfile.check_model_section), and its networks are built on the meta device (shapes
+    without storage): its weights are neither converted nor copied, nor checked for NaN (parse does that). A
+    span parser alone or a PCFG, small files, are read whole by their loaders."""
+    import torch
+
+    from onlstm_cli.errors import ModelFileError
+    from onlstm_cli.model_meta import _NoInitialization
+    from onlstm_cli.modelfile import MODEL_KINDS, check_model_section, ensemble_members, read_archive
+    archive, where = read_archive(path), str(path)
+    kind = archive.get("kind", "onlstm")
+    if not (isinstance(kind, str) and kind == "onlstm"):  # (a kind this onlstm does not know: load_model says so)
+        return MODEL_KINDS[kind](archive, where) if isinstance(kind, str) and kind in MODEL_KINDS else load_model(path)
+    members = ensemble_members(archive, where)
+    check_model_section(archive, where, 1 + len(members))
+    for k, member in enumerate(members):
+        check_model_section({**member, "parse_layer": archive["parse_layer"], "split": archive.get("split", "paper")},
+                            f"{where} (member {k + 1})")
+    try:
+        with torch.device("meta"), _NoInitialization():  # (an initializer on meta imports torch._dynamo: seconds)
+            loaded, *others = [sized_model(section, archive, where) for section in (archive, *members)]
+    except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, AttributeError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelFileError(f"{where} is damaged or incompatible: {reason[:160]}") from None
+    loaded.members = others
+    return loaded
+
+
+def sized_model(section: dict, archive: dict, where: str):
+    """One language model of a checked archive (with its span parser), built where torch builds (read_model: on
+    the meta device), its weights not loaded."""
+    from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
+    from onlstm_cli.modelfile import LoadedModel, normalized_weights
+    from onlstm_cli.text.tokenizers import Tokenizer
+    from onlstm_cli.text.vocab import Vocabulary
+    weights = archive.get("weights")
+    loaded = LoadedModel(ONLSTMLanguageModel(ModelConfig(**section["config"])), Vocabulary(section["vocab"][2:]),
+                         Tokenizer(**section["tokenizer"]), archive.get("lang", ""), archive["parse_layer"],
+                         dict(section.get("meta") or {}), where, archive.get("split", "paper"),
+                         combine=archive.get("combine", "mean"),
+                         weights=None if weights is None else normalized_weights(weights))
+    if section.get("span_parser") is not None:
+        from onlstm_cli.config import SpanParserConfig
+        from onlstm_cli.span.model import SpanParser
+        loaded.span_parser = SpanParser(SpanParserConfig(**section["span_parser"]["config"]))
+        loaded.span_parser.meta = dict(section["span_parser"].get("meta") or {})
+    return loaded
+
+
+def recorded_paths(report: dict) -> list[str]:
+    """The paths the file records, as recorded: its training text and validation, a span parser's teachers and
+    text (written where the model was made; relative ones from the folder `train` ran in)."""
+    data, span = report.get("data") or {}, report.get("span_parser") or {}
+    teachers = span.get("teachers") if isinstance(span.get("teachers"), list) else [span.get("teachers")]
+    paths = [data.get("corpus"), data.get("valid"), *teachers, span.get("corpus"), span.get("valid")]
+    return list(dict.fromkeys(p for p in paths if isinstance(p, str) and p))
+
+
+def shown_path(path, not_found=()) -> str:
+    """A recorded path as recorded, marked (NOT_HERE) where it is one of `not_found`."""
+    return f"{path} {NOT_HERE}" if isinstance(path, str) and path in not_found else str(path)
 
 
 def model_sizes(loaded) -> dict:
@@ -109,11 +182,12 @@ def info_text(report: dict) -> str:
     printable (console.printable): a crafted file cannot act on the terminal."""
     sections = [("model", model_rows(report))]
     if "layers" in report["sizes"]:  # a span parser alone has no language model's training to show
-        sections.append(("language model training", lm_training_rows(report)))
+        sections.append(("language model training" + (" (the first of the ensemble's models)" if "ensemble" in report
+                                                      else ""), lm_training_rows(report)))
     elif "pcfg" in report:
         sections.append(("PCFG training", lm_training_rows(report)))
     if "span_parser" in report:
-        sections.append(("span parser", span_parser_rows(report["span_parser"])))
+        sections.append(("span parser", span_parser_rows(report["span_parser"], report.get("paths_not_found", ()))))
     elif isinstance(report.get("student_check"), dict):  # the consensus parser a recipe shipped for its student
         sections.append(("recipe", [("shipped", student_check_text(report["student_check"]))]))
     if "model_card" in report:
@@ -124,6 +198,9 @@ def info_text(report: dict) -> str:
     lines = [heading] + ([title] if title else [])
     for name, rows in sections:
         lines += ["", name[:1].upper() + name[1:]] + [f"  {row.ljust(width)}  {value}" for row, value in rows]
+    if any(NOT_HERE in value for _, rows in sections for _, value in rows):
+        lines += ["", f"{NOT_HERE} recorded where the model was made; not on this machine (a relative path: not "
+                      "found from the current folder)"]
     return "\n".join(printable(line) for line in lines)
 
 
@@ -175,20 +252,23 @@ def model_rows(report: dict) -> list[tuple[str, str]]:
         ensemble = report["ensemble"]
         rows.append(("ensemble", f"{ensemble['models']} models ({', '.join(ensemble['directions'])}), distances "
                                  f"combined by {ensemble['combine']}"
-                                 + (f", weights {ensemble['weights']}" if ensemble["weights"] else "")))
+                                 + (f", weights {ensemble['weights']}" if ensemble["weights"] else "")
+                                 + "; validation perplexity of each: " + ", ".join(
+                                     "-" if ppl is None else f"{ppl:.2f}" for ppl in ensemble.get("valid_ppl", []))))
     return rows
 
 
 def lm_training_rows(report: dict) -> list[tuple[str, str]]:
     """Its data, its options as words, what the run did (epochs done, time) and its validation perplexity."""
-    data = report["data"] or {}
+    data, not_found = report["data"] or {}, report.get("paths_not_found", ())
     tokens = f" ({data['train_tokens']:,} tokens)" if isinstance(data.get("train_tokens"), int) else ""
     took = f" in {duration(report['training_seconds'])}" if isinstance(report.get("training_seconds"), (int, float)) \
         else ""
     done = [f"{count(report.get('epochs'), 'epoch')}{took}" if report.get("epochs") is not None else ""]
     done += [f"written {report['created']}" if report.get("created") else "",
              f"by onlstm {report['onlstm_version']}" if report.get("onlstm_version") else ""]
-    return [("data", f"{data.get('corpus') or '-'}{tokens}; validation {data.get('valid') or 'none'}"),
+    return [("data", f"{shown_path(data.get('corpus') or '-', not_found)}{tokens}; validation "
+                     f"{shown_path(data.get('valid') or 'none', not_found)}"),
             ("options", options_text(report.get("recipe"))),
             ("trained", ", ".join(part for part in done if part) or "-"),
             ("valid ppl", "-" if report["valid_ppl"] is None else f"{report['valid_ppl']:.2f}")]
@@ -256,7 +336,8 @@ def option_words(name: str, value) -> str:
     return (before + after).strip() if value is True else f"{before}{value}{after}"
 
 
-def span_parser_rows(span: dict) -> list[tuple[str, str]]:
+def span_parser_rows(span: dict, not_found=()) -> list[tuple[str, str]]:
+    """Its network, teachers (their paths marked where `not_found`), options, training and recipe."""
     config = span["config"]
     rows = [("network", f"BiLSTM {config['n_layers']} layers × {config['hidden_size']} a direction, embedding "
                         f"{config['emb_size']}, span MLP {config['mlp_size']}: {span['parameters'] / 1e6:.2f} M "
@@ -265,7 +346,7 @@ def span_parser_rows(span: dict) -> list[tuple[str, str]]:
                            if config.get("unit_buckets") else ""))]
     if span.get("teachers"):
         teachers = span["teachers"] if isinstance(span["teachers"], list) else [span["teachers"]]
-        text = f"self-trained on the trees of {', '.join(map(str, teachers))}"
+        text = f"self-trained on the trees of {', '.join(shown_path(t, not_found) for t in teachers)}"
         agreement = span.get("teacher_agreement")
         if isinstance(agreement, list) and agreement:
             text += f" (each one's agreement with the others, validation text: {', '.join(map(str, agreement))})"

@@ -164,7 +164,7 @@ def test_info_is_a_model_card_with_every_stage_timed(tiny_model_path, tmp_path):
         with_span_parser(archive, {"teacher": ["t.onlstm"], "epochs": 3, "seconds": 150.0, "parse_seconds": 30.0,
                                    "recipe": recipe, "train": {"max_len": 100, "span_parser_teachers": False}})
     text = info_text(model_info(crafted(tiny_model_path, tmp_path, plant)))
-    heads = [line for line in text.splitlines() if line and not line.startswith(" ")]
+    heads = [line for line in text.splitlines() if line and not line.startswith((" ", "†"))]  # † t.onlstm: not here
     assert heads[1:] == ["Model", "Language model training", "Span parser"]
     assert "17 epochs in 20 s" in text and "at most 100 epochs; a time budget of 4.5 min" in text
     assert "time_budget" not in text and "100.0 epochs" not in text and " 0 min" not in text
@@ -272,3 +272,65 @@ def test_info_json_is_valid_json_when_the_metadata_is_not_finite(runner, tiny_mo
     assert report["valid_ppl"] is None and report["training_seconds"] is None
     assert report["student_check"] == {"student": None}
     assert run(runner, ["info", path]).exit_code == 0
+
+
+# --- issue 53: recorded paths not on this machine are marked; a language model's file is read as far as its sizes -----
+
+def test_recorded_paths_not_found_here_are_marked_once(runner, tiny_model_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths: from the current folder
+    (tmp_path / "valid.txt").write_text("the cat\n", encoding="utf-8")
+    (tmp_path / "teacher-a.onlstm").write_bytes(b"")
+
+    def plant(archive):
+        archive["meta"]["data"].update(corpus="gone/tr.recipe-train.txt", valid="valid.txt")
+        with_span_parser(archive, {"teacher": ["teacher-a.onlstm", "runs/en5/en5-2h.lm-seed1112.onlstm"]})
+    path = crafted(tiny_model_path, tmp_path, plant)
+    report = model_info(path)
+    assert report["paths_not_found"] == ["gone/tr.recipe-train.txt", "runs/en5/en5-2h.lm-seed1112.onlstm"]
+    text = run(runner, ["info", path]).stdout
+    assert "gone/tr.recipe-train.txt † (" in text and "validation valid.txt\n" in text
+    assert "trees of teacher-a.onlstm, runs/en5/en5-2h.lm-seed1112.onlstm †" in text
+    footnotes = [line for line in text.splitlines() if line.startswith("†")]
+    assert footnotes == ["† recorded where the model was made; not on this machine (a relative path: not found "
+                         "from the current folder)"]
+    assert json.loads(run(runner, ["info", path, "--json"]).stdout)["paths_not_found"] == report["paths_not_found"]
+
+
+def test_a_file_whose_recorded_paths_are_all_here_has_no_marks(tiny_model_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("c.txt", "v.txt"):
+        (tmp_path / name).write_text("the cat\n", encoding="utf-8")
+    path = crafted(tiny_model_path, tmp_path, lambda archive: archive["meta"]["data"].update(corpus="c.txt",
+                                                                                            valid="v.txt"))
+    report = model_info(path)
+    assert report["paths_not_found"] == [] and "†" not in info_text(report)
+
+
+def test_info_reads_a_language_models_sizes_without_its_weights(runner, tiny_model_path, tmp_path):
+    """Issue 53: info built every network and decoded every weight of a file (seconds for an ensemble); it
+    needs their sizes alone, and reads the same figures from networks built without storage."""
+    from conftest import right_to_left_copy
+    from onlstm_cli.info import read_model
+    ensemble = tmp_path / "ens.onlstm"
+    assert run(runner, ["ensemble", tiny_model_path, right_to_left_copy(tiny_model_path, tmp_path), "-o",
+                        ensemble]).exit_code == 0
+    header = read_model(ensemble)
+    assert all(p.is_meta for part in (header, *header.members) for p in part.model.parameters())
+    loaded = load_model(ensemble)
+    report = model_info(ensemble)
+    assert report["sizes"]["parameters"] == sum(p.numel() for p in loaded.model.parameters())
+    assert report["sizes"]["vocabulary"] == len(loaded.vocab) and report["tokenizer"] == loaded.tokenizer.to_dict()
+    assert report["ensemble"]["directions"] == ["left-to-right", "right-to-left"]
+    ppl = round(loaded.meta["valid_ppl"], 2)
+    assert report["ensemble"]["valid_ppl"] == [loaded.meta["valid_ppl"]] * 2
+    text = info_text(report)
+    assert f"validation perplexity of each: {ppl:.2f}, {ppl:.2f}" in text
+    assert "Language model training (the first of the ensemble's models)" in text
+
+
+def test_info_reads_a_self_trained_files_span_parser_as_far_as_its_sizes(tiny_model_path, tmp_path):
+    path = crafted(tiny_model_path, tmp_path, lambda archive: with_span_parser(archive, {"teacher": ["t.onlstm"]}))
+    parser = load_model(path).span_parser
+    span = model_info(path)["span_parser"]
+    assert span["parameters"] == sum(p.numel() for p in parser.parameters()) > 0
+    assert span["config"] == parser.config.to_dict() and span["teachers"] == ["t.onlstm"]
