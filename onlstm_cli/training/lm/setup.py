@@ -91,8 +91,8 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
                          ckpt["seconds"], bool(ckpt.get("averaging", False)))
         plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
                     loaded.split, ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
-        reporter.message(f"resuming from {resume} (epoch {state.epoch}, "
-                         f"best valid ppl {state.best or float('nan'):.2f})")
+        best = "" if state.best is None else f", best valid ppl {state.best:.2f}"  # none: nothing validated yet
+        reporter.message(f"resuming from {resume} (epoch {state.epoch}{best})")
     n_layers = plan.config["n_layers"]
     if plan.parse_layer is None:
         plan.parse_layer = n_layers // 2 + 1  # the paper parses with the middle layer

@@ -102,6 +102,18 @@ def held_out_split(corpus: Path, out: Path) -> tuple[Path, Path]:
     return paths["train"], paths["valid"]
 
 
+def recipe_files(out: Path) -> list[Path]:
+    """The files of the recipe of `out` that are there, its record last: what to delete to start it anew (each
+    model of a seed with its checkpoint and token file, found by name, so that a seed stopped before its first
+    model file counts too; not the locks, which a run removes as it ends)."""
+    from onlstm_cli.training.student.check import consensus_path, student_path
+    stem = glob_escape(out.stem)
+    seeds = sorted(p for family in ("lm", "pcfg") for p in out.parent.glob(f"{stem}.{family}-seed*"))
+    paths = [out, checkpoint_path(out), token_file_path(out), student_path(out), consensus_path(out), *seeds,
+             *split_paths(out).values(), state_path(out)]
+    return [p for p in dict.fromkeys(paths) if p.is_file() or p.is_symlink()]
+
+
 def intermediate_files(out: Path, teachers: list[Path], held_out: bool) -> list[Path]:
     """The files only a resume (or a larger --time-budget) reads, those that are there. The split text only
     where the recipe wrote it (`held_out`): a --valid of the user's is never the recipe's to remove."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
-from onlstm_cli.training.recipe.files import LeftBeside, state_path
+from onlstm_cli.training.recipe.files import LeftBeside, recipe_files, state_path
 
 RECIPE_VERSION = 2  # 2: each teacher names its model family (1: every teacher an ON-LSTM)
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
@@ -49,8 +49,10 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
             extended_from = recorded
             continue
         hint = " (a recipe's --time-budget can be raised, not lowered)" if key == "train.time_budget" else ""
+        files = " ".join(str(p) for p in recipe_files(out))
         raise TrainingError(f"{path} records a recipe with {key} = {recorded!r}, this command has {given!r}{hint}: "
-                            "rerun it with the recipe's options, or use another --out")
+                            f"rerun it with the recipe's options, use another --out, or delete its files to start it "
+                            f"anew: {files}")
     return state, extended_from
 
 

@@ -297,16 +297,20 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
         return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
                         "--side-by-side", "1", "--keep-intermediate", "--time-budget", seconds])
 
-    first = budget("10")  # --keep-intermediate: the checkpoints a larger budget goes on from
+    first = budget("10s")  # --keep-intermediate: the checkpoints a larger budget goes on from
     assert first.exit_code == 0, first.stderr
     record_path = tmp_path / "b.onlstm.recipe.json"
     before = {t["seed"]: t["epochs"] for t in json.loads(record_path.read_text())["teachers"]}
     assert sorted(before) == [1111, 1112] and all(epochs < 1000 for epochs in before.values())
     written = out.stat().st_mtime_ns
-    lower = budget("5")
+    (tmp_path / "b.notes.txt").write_text("the user's own file beside --out\n")
+    lower = budget("5s")
     assert lower.exit_code == 2 and "can be raised, not lowered" in lower.stderr
-    assert len(lower.stderr.strip().splitlines()) == 1
-    second = budget("20")
+    line, = lower.stderr.strip().splitlines()
+    named = line.split("delete its files to start it anew: ")[1].split(" ")  # issue 53: which files, by name
+    assert sorted(named) == sorted(str(p) for p in tmp_path.glob("b.*") if p.name != "b.notes.txt")
+    assert f"{out}.recipe.json" in named and any(".lm-seed1111.onlstm.ckpt" in name for name in named)
+    second = budget("20s")
     assert second.exit_code == 0, second.stderr
     assert "--time-budget raised from" in second.stderr
     assert "seeds 1111, 1112 go on from their checkpoints" in second.stderr
