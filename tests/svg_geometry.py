@@ -114,3 +114,43 @@ def crossings(segments: Iterable[Segment]) -> list[tuple[Segment, Segment]]:
 
 def svg_crossings(svg: str) -> list[tuple[Segment, Segment]]:
     return crossings(edge_segments(svg))
+
+
+# --- node marks ------------------------------------------------------------------------------------
+
+Circle = tuple[float, float, float]  # centre x, centre y, radius
+
+
+def node_circles(svg: str) -> list[Circle]:
+    """The circles of the elements of class `nodes` (a tree's node marks)."""
+    root = ET.fromstring(svg)
+    return [(float(c.get("cx")), float(c.get("cy")), float(c.get("r")))
+            for holder in root.iter() if "nodes" in (holder.get("class") or "").split()
+            for c in holder.iter(SVG + "circle")]
+
+
+def _distance_to_segment(x: float, y: float, s: Segment) -> float:
+    (ax, ay), (bx, by) = ((float(p[0]), float(p[1])) for p in s)
+    dx, dy = bx - ax, by - ay
+    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)))
+    return ((ax + t * dx - x) ** 2 + (ay + t * dy - y) ** 2) ** 0.5
+
+
+def marks_in_the_way(svg: str, gap: float = 0.0) -> list[tuple]:
+    """Node circles that touch another (closer than their radii and `gap`), and circles an edge runs under
+    without ending at their centre: the mark would hide that edge, or seem to be on it."""
+    circles, segments = sorted(node_circles(svg)), edge_segments(svg)
+    found = []
+    for k, (x, y, r) in enumerate(circles):
+        for (x2, y2, r2) in circles[k + 1:]:
+            if x2 - x >= r + r2 + gap:
+                break
+            if ((x2 - x) ** 2 + (y2 - y) ** 2) ** 0.5 < r + r2 + gap:
+                found.append(((x, y, r), (x2, y2, r2)))
+    for s in segments:
+        low, high = sorted(float(p[0]) for p in s)
+        for (x, y, r) in circles:
+            ends_here = any(float(p[0]) == round(x, 1) and float(p[1]) == round(y, 1) for p in s)
+            if low - r <= x <= high + r and not ends_here and _distance_to_segment(x, y, s) < r:
+                found.append(((x, y, r), s))
+    return found

@@ -22,6 +22,7 @@ Nothing heavy is imported here.
 from __future__ import annotations
 
 import html
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -48,7 +49,12 @@ WORD_ROW = 22
 NODE_RADIUS = 10        # a circle around a two-digit split number
 TREE_HEIGHT_TARGET = 360  # deep trees get a smaller level step, down to MIN_LEVEL_STEP
 MAX_LEVEL_STEP = 30
-MIN_LEVEL_STEP = 2 * NODE_RADIUS + 2  # numbered circles of consecutive levels must not overlap
+# A long sentence's tree is deep: rows closer than two circles keep its words near the tree (on screen with
+# it) instead of under hundreds of pixels of vertical lines. Circles of consecutive rows still never touch:
+# _level_step keeps each parent's circle CIRCLE_GAP clear of its child's, and nodes over disjoint spans stand
+# at least a column apart.
+MIN_LEVEL_STEP = 8
+CIRCLE_GAP = 4
 MIN_BAR = 3.0           # the smallest bar still shows when a page scales a long sentence down
 SCALE_GUTTER = 52       # right of the bars, for their scale
 
@@ -187,11 +193,11 @@ def drawn_right_to_left(tokens: Sequence[str]) -> bool:
     return is_right_to_left(" ".join(tokens))
 
 
-def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Optional[str],
+def _frame(tokens: Sequence[str], nodes: list[_Node], numbered: bool, title: Optional[str], legend: Optional[str],
            min_width: float = 0) -> _Frame:
     """The columns run from right to left for a sentence in a script written that way (Arabic, Hebrew): its
     first word is where its reader starts, and the tree over it is the mirror image of the same tree over a
-    left-to-right sentence."""
+    left-to-right sentence. Places the nodes (their x) on the way: the rows' step depends on where they are."""
     widths = [max(MIN_COLUMN, text_width(token) + COLUMN_PADDING) for token in tokens]
     rtl = drawn_right_to_left(tokens)
     centers, x = [], float(MARGIN)
@@ -200,11 +206,15 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
         x += width
     if rtl:
         centers.reverse()
+    for node in reversed(nodes):  # children before their parents
+        node.x = ((node.children[0].x + node.children[-1].x) / 2 if node.children
+                  else centers[node.first])
     width = x + MARGIN + (SCALE_GUTTER if legend else 0)
     if legend:
         width = max(width, 2 * MARGIN + text_width(legend, SMALL_TEXT))
     width = max(width, min_width)
-    step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth)) if depth else 0
+    depth = max(node.depth for node in nodes)
+    step = _level_step(nodes, depth, numbered)
     tree_top = MARGIN + (TITLE_HEIGHT if title else 0) + NODE_RADIUS
     leaf_y = tree_top + depth * step
     bars_top = leaf_y + BAR_GAP
@@ -215,9 +225,30 @@ def _frame(tokens: Sequence[str], depth: int, title: Optional[str], legend: Opti
     return _Frame(centers, widths, step, tree_top, leaf_y, bars_top, bars_bottom, word_y, legend_y, width, height)
 
 
+def _level_step(nodes: list[_Node], depth: int, numbered: bool) -> float:
+    """Rows as far apart as fits the tree into TREE_HEIGHT_TARGET, within MIN and MAX_LEVEL_STEP, and far
+    enough apart that no numbered circle touches one a few rows under it in its own subtree (a parent right
+    above the middle child of three needs rows two circles apart)."""
+    if not depth:
+        return 0.0
+    step = min(MAX_LEVEL_STEP, max(MIN_LEVEL_STEP, TREE_HEIGHT_TARGET / depth))
+    if not numbered:
+        return step
+    widest = max(_radius(node) for node in nodes if node.children)
+    for node in nodes:
+        below, rows = [child for child in node.children if child.children], 1
+        while below and rows * step < _radius(node) + widest + CIRCLE_GAP:
+            for child in below:
+                reach, apart = _radius(node) + _radius(child) + CIRCLE_GAP, abs(child.x - node.x)
+                if apart < reach:
+                    step = max(step, math.sqrt(reach ** 2 - apart ** 2) / rows)
+            below, rows = [g for child in below for g in child.children if g.children], rows + 1
+    return step
+
+
 def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optional[Sequence[Optional[float]]],
                  title: Optional[str] = None, split_numbers: bool = True, bars: Optional[str] = None,
-                 min_width: float = 0) -> str:
+                 min_width: float = 0, root_id: Optional[str] = None, hint: Optional[str] = None) -> str:
     """One self-contained SVG (a single line of text) of a sentence: its tree, distance bars and words.
 
     Each token is exactly one <text class="word"> element along the bottom. Above each token the model
@@ -229,6 +260,8 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
     with no two edges crossing; with split_numbers each internal node is a circle with its split number
     (see the module docstring for the order) as <text class="order">. Trees may be n-ary. min_width
     widens the picture (room on the right): two pictures of one sentence then scale alike in a page.
+    root_id: an id for the root's mark (class "root"), for a page's link to it. hint: a line on how to
+    see the picture (a wide one scrolls), drawn in the title's row after the title (class "hint").
     An empty sentence (no tokens) gives a small SVG saying so.
     """
     tokens = list(tokens)
@@ -243,10 +276,7 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
         raise ValueError(f"{len(distances)} distances for {len(tokens)} words")
     has_bars = distances is not None and any(d is not None for d in distances)
     legend = BAR_LEGENDS.get(bars, BAR_LEGENDS[None]) if has_bars else None
-    frame = _frame(tokens, max(node.depth for node in nodes), title, legend, min_width)
-    for node in reversed(nodes):  # children before their parents
-        node.x = ((node.children[0].x + node.children[-1].x) / 2 if node.children
-                  else frame.centers[node.first])
+    frame = _frame(tokens, nodes, split_numbers, title or hint, legend, min_width)
 
     description = "The tree above the words." if distances is None else \
         "The tree above, a bar per word for its syntactic distance, the words below."
@@ -256,19 +286,23 @@ def sentence_svg(tokens: Sequence[str], tree: Optional[Tree], distances: Optiona
     if title:
         parts.append(f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
                      f'{_text(title)}</text>')
+    if hint:
+        x = MARGIN + (text_width(title, SMALL_TEXT) + SMALL_TEXT if title else 0)
+        parts.append(f'<text class="hint" x="{_num(x)}" y="{MARGIN + 12}" font-size="{SMALL_TEXT}" fill="#666">'
+                     f'{_text(hint)}</text>')
     if distances is not None:
         # Guides from each word's line down through the bars, behind everything else. Lines are drawn as
         # one <path> per kind: a long page holds thousands of pictures, and this keeps each small.
         guides = "".join(f"M{_num(cx)} {_num(frame.leaf_y)}V{_num(frame.bars_bottom)}" for cx in frame.centers)
         parts.append(f'<path class="guides" d="{guides}" stroke="{GUIDE_INK}" stroke-dasharray="2 3"/>')
-    parts.extend(_tree(nodes, frame, split_numbers))
+    parts.extend(_tree(nodes, frame, split_numbers, root_id))
     if has_bars:
         parts.append(_bars(tokens, distances, frame, legend))
     parts.append(_words(tokens, distances, frame))
     return "".join(parts) + "</svg>"
 
 
-def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool) -> list[str]:
+def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool, root_id: Optional[str] = None) -> list[str]:
     """Edges, then node marks on top of them.
 
     Each child is drawn one row below its parent, and a word then drops straight down to the words' row:
@@ -284,7 +318,7 @@ def _tree(nodes: list[_Node], frame: _Frame, split_numbers: bool) -> list[str]:
             edges.append(f"M{_num(node.x)} {_num(py)}L{_num(child.x)} {_num(frame.row(child.depth))}")
             if not child.children and frame.row(child.depth) < frame.leaf_y:
                 edges.append(f"V{_num(frame.leaf_y)}")
-        marks.append(_node_mark(node, node.x, py, split_numbers))
+        marks.append(_node_mark(node, node.x, py, split_numbers, root_id if node is nodes[0] else None))
     parts = [f'<path class="edges" d="{"".join(edges)}" stroke="{TREE_INK}" stroke-width="1.3" fill="none"/>']
     if split_numbers:
         parts.append(f'<g class="nodes" fill="#fff" stroke="{TREE_INK}" font-size="{SMALL_TEXT}" '
@@ -306,18 +340,25 @@ def _words(tokens: Sequence[str], distances: Optional[Sequence[Optional[float]]]
     return "".join(parts) + "</g>"
 
 
-def _node_mark(node: _Node, x: float, y: float, numbered: bool) -> str:
-    """A node's circle, with its split number when numbered, and a tooltip giving its words."""
+def _radius(node: _Node) -> float:
+    """A numbered node's circle: wide enough for its split number."""
+    return max(NODE_RADIUS, text_width(str(node.order), SMALL_TEXT) / 2 + 3)
+
+
+def _node_mark(node: _Node, x: float, y: float, numbered: bool, mark_id: Optional[str] = None) -> str:
+    """A node's circle, with its split number when numbered, and a tooltip giving its words; mark_id: the
+    root's id (and class "root")."""
+    named = f' id="{_text(mark_id)}" class="root"' if mark_id else ""
     if len(node.children) == 2:
         right = node.children[1].first
         span = f"words {node.first + 1}–{right} | {right + 1}–{node.last + 1}"
     else:
         span = f"words {node.first + 1}–{node.last + 1}"
     if not numbered:
-        return f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{span}</title></circle>'
+        return f'<circle{named} cx="{_num(x)}" cy="{_num(y)}" r="3"><title>{span}</title></circle>'
     label = str(node.order)
-    radius = max(NODE_RADIUS, text_width(label, SMALL_TEXT) / 2 + 3)
-    return (f'<g><title>split {label}: {span}</title><circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(radius)}"/>'
+    radius = _radius(node)
+    return (f'<g{named}><title>split {label}: {span}</title><circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(radius)}"/>'
             f'<text class="order" x="{_num(x)}" y="{_num(y + 4)}" fill="{INK}" stroke="none">{label}</text></g>')
 
 

@@ -13,6 +13,7 @@ from onlstm_cli.trees import Tree
 MIN_TEXT_PX = 11                    # no text of a picture is drawn smaller, unless the reader zooms out
 MIN_SCALE = MIN_TEXT_PX / SMALL_TEXT  # so pictures shrink to fit their box down to this share of their size
 ZOOMS = (1, 1.5, 2)                 # fixed zooms offered beside "readable" and "fit to width"
+WIDE_PICTURE = 1100                 # a picture wider than this (drawn readable) gets a note on how to see it all
 
 
 @dataclass
@@ -59,6 +60,17 @@ h3 {{ font-size: .95em; margin: 1em 0 .3em; }}
 .sentence {{ border-top: 1px solid #eee; }}
 .sentence h2 {{ color: #666; font-weight: normal; }}
 .picture {{ overflow-x: auto; }}
+/* A box that scrolls sideways is shaded on the side with more to see: the white covers move with the picture
+   (attachment local) and hide the shade of an end already reached. */
+.picture {{ background: linear-gradient(to right, #fff 40%, #fff0) left / 48px 100% no-repeat local,
+  linear-gradient(to left, #fff 40%, #fff0) right / 48px 100% no-repeat local,
+  linear-gradient(to right, #0003, #0000) left / 18px 100% no-repeat scroll,
+  linear-gradient(to left, #0003, #0000) right / 18px 100% no-repeat scroll, #fff; }}
+.wide {{ color: #555; margin: 0 0 .3em; }}
+body:has(#zoom-fit:checked) .wide {{ display: none; }}
+/* the note's link to the root: the root comes into view clear of the zoom bar and the box's edge, marked */
+.picture .root {{ scroll-margin: 5em 8em; }}
+.picture .root:target circle {{ fill: #ffe27a; }}
 /* a right-to-left sentence's box (dir="rtl") opens scrolled to its right end, where the sentence starts; the
    picture inside keeps left-to-right coordinates for its titles and legends */
 .picture svg {{ direction: ltr; }}
@@ -137,6 +149,16 @@ def picture(svg: str, lazy: bool = False, rtl: bool = False) -> str:
             f"<template>{svg}</template></div>")
 
 
+def wide_note(svg: str, words: int, root_id: str) -> str:
+    """Over a picture too wide for most screens (even drawn as small as it is readable): how to see all of it,
+    and a link that brings its root (split 1) into view, wherever the box is scrolled."""
+    if float(_svg_size(svg, "width")) * MIN_SCALE <= WIDE_PICTURE or f'id="{root_id}"' not in svg:
+        return ""
+    return (f'<p class="wide">{words} words, wider than most screens: scroll the picture sideways (a shade marks '
+            f'the side with more), or pick “fit to width” above to see it whole. '
+            f'<a href="#{root_id}">Show the root (split 1)</a>.</p>')
+
+
 def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_eager: int = 200,
               max_sentences: int = 5000) -> str:
     """One self-contained HTML page drawing every input line: picture, then the tree in brackets as text.
@@ -161,9 +183,11 @@ def html_page(items: Iterable[SentenceLike], title: str = "onlstm parse", max_ea
             note = f"not parsed: {item.error}" if item.error else "(empty line)"
             sections.append(f'{heading}<p class="note">{_text(note)}</p></section>')
             continue
-        svg = picture(sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars), lazy=shown > max_eager,
-                      rtl=drawn_right_to_left(item.tokens))
-        sections.append(f'{heading}{svg}<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
+        root_id = f"line-{item.line}-root"
+        svg = sentence_svg(item.tokens, item.tree, item.distances, bars=item.bars, root_id=root_id)
+        box = picture(svg, lazy=shown > max_eager, rtl=drawn_right_to_left(item.tokens))
+        sections.append(f'{heading}{wide_note(svg, len(item.tokens), root_id)}{box}'
+                        f'<p class="bracket">{_text(to_bracket(item.tree))}</p></section>')
 
     total = shown + left_out
     body = [f"<h1>{_text(title)}</h1>",

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator, Optional, TextIO, Union
 
 from onlstm_cli.errors import PictureFileError
 from onlstm_cli.pictures.draw import sentence_svg
-from onlstm_cli.pictures.page import SentenceLike, as_item
+from onlstm_cli.pictures.page import WIDE_PICTURE, SentenceLike, _svg_size, as_item
 
 PathLike = Union[str, Path]
 
@@ -176,9 +176,19 @@ def write_pictures(batches: Iterable[list], parser, out: TextIO, html: bool = Fa
                 drawn += 1
                 if drawn == 2 and not into_a_pipe:
                     print(SEVERAL_SVGS, file=sys.stderr)
-            out.write(("" if sentence.tree is None else sentence_svg(
-                sentence.tokens, sentence.tree, sentence.distances, bars=bars(sentence.model))) + "\n")
+            out.write(("" if sentence.tree is None else standalone_svg(
+                sentence.tokens, sentence.tree, sentence.distances, bars(sentence.model))) + "\n")
         out.flush()
+
+
+def standalone_svg(tokens: list[str], tree, distances, bars: Optional[str], title: Optional[str] = None) -> str:
+    """A sentence's picture to open by itself (`-f svg`): one wider than most screens says so at its top, where
+    it opens, since a viewer shows its start and a browser's scroll bar is easily missed."""
+    svg = sentence_svg(tokens, tree, distances, title=title, bars=bars)
+    if float(_svg_size(svg, "width")) <= WIDE_PICTURE:
+        return svg
+    hint = f"{len(tokens)} words, wider than most screens: scroll sideways to see them all"
+    return sentence_svg(tokens, tree, distances, title=title, bars=bars, hint=hint)
 
 
 def svg_file_name(line: int) -> str:
@@ -199,7 +209,7 @@ def write_svgs(items: Iterable[SentenceLike], out_dir: Union[str, Path]) -> list
         if not item.tokens:
             continue
         path = out_dir / svg_file_name(item.line)
-        write_text_atomic(path, sentence_svg(item.tokens, item.tree, item.distances, title=f"line {item.line}",
-                                             bars=item.bars) + "\n")
+        write_text_atomic(path, standalone_svg(item.tokens, item.tree, item.distances, item.bars,
+                                               title=f"line {item.line}") + "\n")
         written.append(path)
     return written
