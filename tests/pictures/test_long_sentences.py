@@ -59,7 +59,7 @@ def test_a_long_sentences_tree_is_compact_and_everything_is_inside_the_picture(l
     depth = len(heights)  # circles are drawn only at the inner rows, the leaves hang one row lower
     step = heights[1] - heights[0]
     assert depth > 20
-    assert step <= 14  # rows closer than two circles: was 22 px a row, 660 px in all (841 px with the words)
+    assert step <= 14  # rows closer than two circles: were 22 px apart, the tree 680 px tall (840 with the words)
     assert heights[-1] - heights[0] <= 400
     assert height < 600  # the tree, bars and words fit a 900 px window under the page's heading
     words = [e for e in root.iter(SVG + "text") if e.get("class") == "word"]
