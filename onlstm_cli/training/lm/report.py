@@ -117,19 +117,42 @@ class RichReporter:
         self.console = Console(stderr=True)
         self.bar = Progress(TextColumn("{task.fields[name]}epoch {task.fields[epoch]}"), BarColumn(),
                             TextColumn("loss {task.fields[loss]}  ppl {task.fields[ppl]}  {task.fields[rate]} tok/s"),
-                            TimeRemainingColumn(), TextColumn("run {task.fields[run_eta]}"), console=self.console)
+                            TimeRemainingColumn(), TextColumn("run {task.fields[run_eta]}"), console=self.console,
+                            redirect_stderr=False)  # __enter__ puts a stream of its own there
         self.rows: dict[str, RichRow] = {}
+        self.stderr = None
 
     def __enter__(self):
         self.bar.start()
+        self.stderr, sys.stderr = sys.stderr, self.console_stream(sys.stderr)
         return self
 
     def __exit__(self, *exc):
+        sys.stderr = self.stderr
         self.bar.stop()
+
+    def console_stream(self, stream):
+        """`stream` (stderr) written through the display's console, so that every line goes above the live rows: one
+        written past them would be glued to a row and erased by the next redraw, which moves up over the lines it
+        drew. rich's own proxy reports no encoding, so click (typer.echo: the CLI's log lines) takes it for a
+        misconfigured stream and writes to the file beneath it; this one reports the file's."""
+        from rich.file_proxy import FileProxy
+
+        class ConsoleStream(FileProxy):
+            encoding = property(lambda self: self.rich_proxied_file.encoding)
+            errors = property(lambda self: self.rich_proxied_file.errors)
+        return ConsoleStream(self.console, stream)
 
     def row(self, name: str = "") -> "RichRow":
         """The reporter of the run called `name` (a prefix such as "[seed 1111] "; "" for this process's own)."""
         return self.rows.setdefault(name, RichRow(self, name))
+
+    def end_row(self, name: str = "") -> None:
+        """The run called `name` has ended: its row leaves the display (a finished run's figures, frozen, would
+        read as a run still going, and the rows of a recipe's rounds would pile up)."""
+        row = self.rows.pop(name, None)
+        if row is not None and row.task is not None:
+            self.bar.remove_task(row.task)
 
     def start_epoch(self, epoch, n_tokens):
         self.row().start_epoch(epoch, n_tokens)

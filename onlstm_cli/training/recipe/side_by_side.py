@@ -119,13 +119,35 @@ class _QueueReporter:
         self.send("message", text)
 
 
+class _MessageStream:
+    """stderr of a job's process under the live display: each line a message on the job's row. Written to the
+    terminal itself, a line would land among the display's rows, which the next redraw erases."""
+
+    def __init__(self, reporter: _QueueReporter):
+        self.reporter, self.pending = reporter, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.reporter.message(line)
+        return len(text)
+
+    def flush(self):
+        if self.pending:
+            self.reporter.message(self.pending)
+            self.pending = ""
+
+    def isatty(self) -> bool:
+        return False
+
+
 def train_seed(job: TeacherJob, results, parent: int, live: bool = False) -> None:
     """The body of a job's process: its family trains it, then (its number, outcome) goes on `results`; `live`: its
-    reports go there too, for the recipe's live display, else they are lines on stderr."""
-    sys.stderr = _SeedStream(sys.__stderr__, f"[{job.label}] ")
+    reports and its stderr go there too, for the recipe's live display, else they are lines on stderr."""
+    reporter = _QueueReporter(job.number, results) if live else LineReporter()
+    sys.stderr = _MessageStream(reporter) if live else _SeedStream(sys.__stderr__, f"[{job.label}] ")
     signal.signal(signal.SIGTERM, _interrupt)  # until training's own handlers: files being written are cleaned up
     _stop_when_orphaned(parent)
-    reporter = _QueueReporter(job.number, results) if live else LineReporter()
     try:
         outcome = asdict(job.family.train(job, reporter))
     except KeyboardInterrupt as e:  # stopped before its training's handlers were set: nothing to checkpoint yet
@@ -191,6 +213,8 @@ def train_side_by_side(jobs: list[TeacherJob], slots: int, started, finished, ti
                 started(job)
             for number, outcome in _collect(results, running, live and (live, by_number)):
                 running.pop(number).join()
+                if live:  # its row leaves the display, for the next round's
+                    live.end_row(_row_name(by_number[number]))
                 finished(by_number[number], outcome)
                 if outcome.get("interrupted") or "error" in outcome:
                     stop = stop or signals.caught or outcome.get("stop_signal") or signal.SIGTERM
@@ -230,10 +254,14 @@ def _relay(items: list, live) -> list:
             _, number, method, args = item
             if live:
                 display, by_number = live
-                getattr(display.row(f"[{by_number[number].label}] "), method)(*args)
+                getattr(display.row(_row_name(by_number[number])), method)(*args)
         else:
             outcomes.append(item)
     return outcomes
+
+
+def _row_name(job: TeacherJob) -> str:
+    return f"[{job.label}] "
 
 
 def _drain(results, wait_s: float) -> list:

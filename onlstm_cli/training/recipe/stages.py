@@ -49,6 +49,8 @@ class TeacherStage:
                          f"{', resumed from its checkpoint' if job.resume else ''}; "
                          f"{self.run.clock.eta_text(self.state, job.number)}")
             outcome = job.family.train(job, self.run.reporter)
+            if getattr(self.run.reporter, "live", False):  # its row leaves the display: a finished run's is frozen
+                self.run.reporter.end_row()
             if not outcome.interrupted:
                 self.record(job, outcome)
             self.run.save(self.state, "language_models")
