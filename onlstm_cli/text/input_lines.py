@@ -16,12 +16,14 @@ STALL_SECONDS = 0.05
 # A batch ends at `block` lines or at this much text, whichever comes first: lines of up to MAX_LINE_BYTES
 # each, a block of them would hold gigabytes, and their tokens many times that.
 BATCH_BYTES = 8 << 20
+FIRST_BLOCK = 16  # a source's first list: its first answers come at once (`parse big.txt | head -1`), the
+                  # lists after it double up to the block, where parsing is as fast as it gets
 _STALL = None  # what _pipe_lines gives where the input pauses
 
 
 def read_input_batches(files: list[Path], block: int):
     """Lists of lines (without newline) from the files, or stdin (no files, or a file named "-"), up to `block`
-    lines (and BATCH_BYTES) each.
+    lines (and BATCH_BYTES) each; a source's first lists are shorter (FIRST_BLOCK lines, doubling).
 
     A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
     further complete line arrives within STALL_SECONDS, so each line can be answered before the next
@@ -65,7 +67,7 @@ def _raw_batches(stream, block: int, where: str):
     except (AttributeError, OSError, ValueError):  # not a real file (a test's in-memory stdin)
         waits = False
     pending: list[bytes] = []  # lines not yet given out
-    size = 0
+    size, limit = 0, min(block, FIRST_BLOCK)
     try:
         for line in _pipe_lines(fd, where) if waits else bounded_lines(stream, where):
             if line is _STALL:  # the input stalls: answer what has come
@@ -75,9 +77,9 @@ def _raw_batches(stream, block: int, where: str):
                 continue
             pending.append(line)
             size += len(line)
-            if len(pending) >= block or size >= BATCH_BYTES:
+            if len(pending) >= limit or size >= BATCH_BYTES:
                 yield pending
-                pending, size = [], 0
+                pending, size, limit = [], 0, min(block, 2 * limit)
     except LineTooLong:
         if pending:
             yield pending

@@ -94,3 +94,14 @@ def test_invalid_utf8_still_comes_after_the_lines_before_it(tmp_path):
 def test_parse_of_an_endless_file_is_one_line_and_an_error(runner, model):
     result = runner.invoke(app, ["parse", "--model", model, str(ZERO)])
     assert result.exit_code != 0 and "longer than" in result.output and "Traceback" not in result.output
+
+
+def test_a_files_first_lines_come_in_a_short_list_and_the_lists_grow_to_the_block(tmp_path):
+    """`parse big.txt | head -1` answers from the first short list, not after a whole block is parsed (issue
+    53); the lists then double to the block, and every line is given once, in order."""
+    from onlstm_cli.text.input_lines import FIRST_BLOCK
+    path = tmp_path / "big.txt"
+    path.write_text("".join(f"line {k}\n" for k in range(1000)), encoding="utf-8")
+    batches = list(read_input_batches([path], block=128))
+    assert [len(b) for b in batches][:5] == [FIRST_BLOCK, 2 * FIRST_BLOCK, 4 * FIRST_BLOCK, 128, 128]
+    assert [line for batch in batches for line in batch] == [f"line {k}" for k in range(1000)]
