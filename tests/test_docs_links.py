@@ -10,11 +10,14 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
+NOT_OURS = ("runs", "shared", "node_modules", "build", "dist")  # runs and data beside it, pip's build copies
+
+
 def pages() -> list[Path]:
-    """The project's own Markdown files: none under a hidden folder (.venv, .git), runs/ or shared/ (data beside
-    the checkout)."""
+    """The project's own Markdown files: none under a hidden folder (.venv, .git), runs/, shared/ (data beside
+    the checkout), or build/ and dist/ (the copies `pip install .` leaves, whose links point into the package)."""
     return sorted(p for p in ROOT.rglob("*.md")
-                  if not any(part.startswith(".") or part in ("runs", "shared", "node_modules")
+                  if not any(part.startswith(".") or part in NOT_OURS or part.endswith(".egg-info")
                              for part in p.relative_to(ROOT).parts[:-1]))
 
 
