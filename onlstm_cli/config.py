@@ -284,6 +284,9 @@ class RecipeConfig:
                                      # a rerun with a larger --time-budget reads them); False: they are removed
     families: tuple = ("onlstm",)  # the model families whose models teach, each trained with --seeds seeds
                                    # (training/families.py's FAMILIES: name → family)
+    span_parser_until_budget: bool = True  # with a time budget, the span parser trains until the recipe's time is
+                                           # spent (no epoch cap, no patience), its epoch of lowest validation loss
+                                           # shipped: the time is the user's to spend (docs/experiments/recipe-budget.md)
 
     def check(self) -> "RecipeConfig":
         """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number

@@ -220,7 +220,7 @@ class RecipeRun:
         record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
                   "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
                   "stage_seconds": state.stage_seconds}
-        result = self_train(self.corpus, self.out, teachers, self.valid, None, self.self_train,
+        result = self_train(self.corpus, self.out, teachers, self.valid, None, self.span_parser_training(budget),
                             self.budget.part(budget), resume, log=self.log, recipe=record)
         if not result.interrupted:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
@@ -238,6 +238,13 @@ class RecipeRun:
     def teachers(self, voting: list[dict]) -> list:
         """The voting teachers of the record, each loaded by its family."""
         return [self.family_of(t).load(self.out.with_name(t["path"]), self.self_train) for t in voting]
+
+    def span_parser_training(self, budget: float | None) -> SelfTrainConfig:
+        """The span parser's options: until the recipe's time is spent, where it has a budget and the recipe says so
+        (its epoch of lowest validation loss is kept whenever it stops)."""
+        if budget is None or not self.recipe.span_parser_until_budget:
+            return self.self_train
+        return replace(self.self_train, epochs=UNTIL_BUDGET, patience=UNTIL_BUDGET)
 
     def models_word(self) -> str:
         return "language models" if tuple(self.recipe.families) == ("onlstm",) else "models"
@@ -274,6 +281,9 @@ class RecipeRun:
         self.save(state, "span_parser")
 
 
+UNTIL_BUDGET = 10 ** 9  # epochs and patience of a span parser that trains until the recipe's time is spent
+
+
 def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig):
     """A recipe recorded before an option existed goes on as it began: the option's old behaviour."""
     if "extra_layers" not in options["recipe"]:  # recorded before teachers voted with several layers
@@ -282,6 +292,8 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         recipe = replace(recipe, max_ppl_ratio=0.0)
     if "units" not in options["span_parser"]:  # recorded before a student read n-grams its host did not
         self_train = replace(self_train, units="host")
+    if "span_parser_until_budget" not in options["recipe"]:  # recorded while the span parser stopped at its cap
+        recipe = replace(recipe, span_parser_until_budget=False)
     return recipe, self_train
 
 
