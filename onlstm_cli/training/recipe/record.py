@@ -95,8 +95,7 @@ class RecipeResult:
         teachers = ", ".join(("" if t.get("family", "onlstm") == "onlstm" else f"{t['family']} ")
                              + f"seed {t['seed']} {t.get('valid_ppl', t.get('health'))}"
                              + (" (no vote)" if t.get("votes") is False else "") for t in self.state.teachers)
-        models = ("language models" if all(t.get("family", "onlstm") == "onlstm" for t in self.state.teachers)
-                  else "models")
+        models = models_name(self.state.teachers)
         if self.interrupted:
             return (f"interrupted: {len(self.state.teachers)} {models[:-1]}(s) finished ({teachers or 'none'}); "
                     f"rerun the same command to go on from where it stopped")
@@ -104,8 +103,22 @@ class RecipeResult:
         voters = sum(t.get("votes", True) is not False for t in self.state.teachers)
         beside = f"; {self.left.text()}" if self.left is not None else ""
         return (f"done: {self.out} ({self.shipped_text(voters, models)}; validation "
-                f"perplexity {teachers}; {minutes:.1f} min in all, over every run){beside}; the recipe is recorded "
-                f"in {state_path(self.out)}")
+                f"perplexity {teachers}; {minutes:.1f} min in all, over every run: {self.stages_text()}){beside}; "
+                f"the recipe is recorded in {state_path(self.out)}")
+
+    def stages_text(self) -> str:
+        """How the time went, stage by stage, and what of the budget was left unspent."""
+        names = {"language_models": models_name(self.state.teachers), "span_parser": "the span parser"}
+        spent = self.state.stage_seconds
+        text = ", ".join(f"{names.get(stage, stage.replace('_', ' '))} {seconds / 60:.1f} min"
+                         for stage, seconds in spent.items())
+        budget = self.state.options.get("train", {}).get("time_budget")
+        left = None if budget is None else budget - sum(spent.values())
+        if left is not None and left > 0.05 * budget:  # more than the recipe's own rounding: say where it went
+            text += (f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent (every model and the span "
+                     "parser ended before their time: their epochs, or a recipe recorded before the span parser "
+                     "trained until the budget)")
+        return text
 
     def shipped_text(self, voters: int, models: str) -> str:
         """What --out holds, as `info` names it: the span parser, or the consensus parser that the student check
@@ -117,6 +130,11 @@ class RecipeResult:
         return (f"the consensus parser: an ensemble of the {voters} voting {models}, shipped because the span parser "
                 f"on their votes agreed less with their consensus; that span parser is beside it, "
                 f"{student_path(self.out).name}")
+
+
+def models_name(teachers: list) -> str:
+    """The teachers as the recipe's lines name them: language models, or models where other families teach too."""
+    return "language models" if all(t.get("family", "onlstm") == "onlstm" for t in teachers) else "models"
 
 
 def rounded(value: float | None, digits: int = 2) -> float | None:

@@ -97,9 +97,13 @@ def test_the_last_line_names_what_the_recipe_shipped_as_info_does(tmp_path, ship
     (issue 53: it said "span parser on 4 language models' votes" while `info` said the consensus parser)."""
     from onlstm_cli.training.recipe.record import RecipeResult, RecipeState
     teachers = [{"family": "onlstm", "seed": s, "path": f"x.lm-seed{s}.onlstm", "valid_ppl": 100.0} for s in (1, 2)]
-    state = RecipeState({}, teachers, {"student_check": {"shipped": shipped}}, {"language models": 60.0})
+    state = RecipeState({"train": {"time_budget": 600.0}}, teachers, {"student_check": {"shipped": shipped}},
+                        {"language_models": 270.0, "span_parser": 90.0})
     line = RecipeResult(tmp_path / "x.onlstm", state).summary()
     assert line.startswith(f"done: {tmp_path / 'x.onlstm'} (")
+    # how the time went, stage by stage, and the budget left unspent (issue 53)
+    assert "6.0 min in all, over every run: language models 4.5 min, the span parser 1.5 min; 4.0 min of the " \
+           "10-min budget not spent" in line
     if shipped == "student":
         assert "span parser on 2 language models' votes" in line and "x.student.onlstm" not in line
     else:
