@@ -143,3 +143,24 @@ def right_to_left_copy(path, tmp_path):
     target = tmp_path / "r.onlstm"
     atomic_save(archive, target)
     return target
+
+
+def read_terminal(reader: int, process, timeout_s: float) -> bytes:
+    """All that a pseudo-terminal's far end (`reader`) receives until `process`, writing to it, has closed it;
+    the process is killed after `timeout_s` seconds."""
+    import select
+    import time
+    chunks, deadline = [], time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not select.select([reader], [], [], 1.0)[0]:
+            continue
+        try:
+            chunk = os.read(reader, 65536)
+        except OSError:  # the terminal's far end closed: the process has exited
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    else:
+        process.kill()
+    return b"".join(chunks)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import read_terminal
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 # lines that need what a reader brings (their own corpus or sentences, a trained model, hours of CPU)
@@ -94,20 +96,12 @@ def on_terminal(args: list[str], **options) -> subprocess.CompletedProcess:
     reader, writer = pty.openpty()
     with subprocess.Popen(args, stdout=writer, stderr=subprocess.PIPE, **options) as process:
         os.close(writer)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(reader, 65536)
-            except OSError:  # the terminal's far end closed: the process has exited
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        shown = read_terminal(reader, process, timeout)
         stderr = process.stderr.read()
         process.wait(timeout)
     os.close(reader)
     # what a reader sees: the text, its colours (SGR escapes) rendered away
-    stdout = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8").replace("\r\n", "\n"))
+    stdout = re.sub(r"\x1b\[[0-9;]*m", "", shown.decode("utf-8").replace("\r\n", "\n"))
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 

@@ -6,16 +6,14 @@ import fcntl
 import os
 import pty
 import re
-import select
 import struct
 import subprocess
 import sys
 import termios
-import time
 
 import pytest
 
-from conftest import write_corpus
+from conftest import read_terminal, write_corpus
 from test_recipe import TINY
 
 BAR = "━"  # the live rows' bar (rich's)
@@ -52,22 +50,10 @@ def stderr_on_terminal(args: list[str], timeout_s: float = 300) -> tuple[int, st
     with subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=writer,
                           env=env) as process:
         os.close(writer)
-        chunks, deadline = [], time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not select.select([reader], [], [], 1.0)[0]:
-                continue
-            try:
-                chunk = os.read(reader, 65536)
-            except OSError:  # the terminal's far end closed: the process has exited
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        else:
-            process.kill()
+        shown = read_terminal(reader, process, timeout_s)
         code = process.wait(timeout_s)
     os.close(reader)
-    return code, b"".join(chunks).decode("utf-8", "replace")
+    return code, shown.decode("utf-8", "replace")
 
 
 @pytest.mark.parametrize("side_by_side", ["1", "2"])  # one after another in the recipe's process; two rounds
