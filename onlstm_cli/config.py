@@ -87,6 +87,8 @@ class TrainConfig:
     anneal_after: int = 5
     anneal_factor: float = 4.0          # word_language_model's
     max_bad_steps: int = 5              # steps in a row with a non-finite loss or gradient before training stops
+    average_steps: int = 0              # >0: validation and the model file get the moving average of the weights
+                                        # over about this many steps (steps.WeightAverage); 0: the weights as trained
     lr: float = 30.0
     weight_decay: float = 1.2e-6
     clip: float = 0.25
@@ -104,7 +106,7 @@ class TrainConfig:
                 raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
         if self.lr <= 0:
             raise TrainingError("--lr must be positive")
-        for name in ("clip", "weight_decay"):
+        for name in ("clip", "weight_decay", "average_steps"):
             if getattr(self, name) < 0:
                 raise TrainingError(f"--{name.replace('_', '-')} must be at least 0")
         if self.optimizer not in ("sgd", "ntasgd", "adam"):

@@ -306,7 +306,8 @@ OPTION_WORDS = {
     "max_len": "sentences of at most {} words", "patience": "stopped after {} epochs without a better validation",
     "right_branching": "a right-branching voter of weight {}", "span_parser_teachers": "a second round",
     "teacher_layers": "teachers' layers {}", "layers_above": "{} layer(s) above each teacher's parse layer vote",
-    "targets": "targets: {}", "units": "words read by: {}"}
+    "targets": "targets: {}", "units": "words read by: {}",
+    "average_steps": "validated and kept as the moving average of its weights over about {} steps"}
 DURATION_OPTIONS = ("time_budget", "checkpoint_every")
 
 
@@ -316,6 +317,8 @@ def options_text(options) -> str:
     left_out = {"world_size", "global_batch_size"} if options.get("world_size") in (None, 1) else set()
     if options.get("optimizer") != "ntasgd":
         left_out.add("nonmono")  # one process: its batch is the global one; only NT-ASGD averages
+    if not options.get("average_steps"):
+        left_out.add("average_steps")  # 0: the weights as trained
     options = {k: v for k, v in options.items() if k not in left_out}
     words = []
     for name, value in options.items():

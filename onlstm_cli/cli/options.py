@@ -118,12 +118,16 @@ def given_budget(text: str | None, recipe: bool) -> tuple[float | None, list[str
     if text is None:
         default = TRAIN_DEFAULTS["time_budget"]
         return default, [f"no --time-budget: the recipe takes its default, {duration_text(default)}"] if recipe else []
-    seconds = parse_duration(text)
+    return parse_duration(text), unitless_warning("--time-budget", text)
+
+
+def unitless_warning(option: str, text: str) -> list[str]:
+    """A duration given as a bare number is seconds: a warning saying so (none where it has a unit)."""
     if not UNITLESS.fullmatch(text):
-        return seconds, []
+        return []
     number = text.strip()
-    return seconds, [f"warning: --time-budget {number} has no unit, so it is {number} seconds; give a unit, e.g. "
-                     f"{number}s, {number}m, {number}h"]
+    return [f"warning: {option} {number} has no unit, so it is {number} seconds; give a unit, e.g. "
+            f"{number}s, {number}m, {number}h"]
 
 
 ENSEMBLE_HELP = ("Combine the distances of every model in an ensemble file, as the file says (averaged as they are, "

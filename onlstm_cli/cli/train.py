@@ -13,7 +13,7 @@ from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
                                     StudentUnits, Units, VoteTargets, command_of, duration_text, given_budget,
-                                    parse_duration)
+                                    parse_duration, unitless_warning)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
@@ -56,6 +56,7 @@ class TrainOptions:
     optimizer: str = typer.Option(TRAIN_DEFAULTS["optimizer"], "--optimizer", help="sgd; ntasgd (the paper's: SGD, then the running average of the weights once validation stalls); or adam (try --lr 0.002).")
     lr_schedule: LrSchedule = typer.Option(LrSchedule(TRAIN_DEFAULTS["lr_schedule"]), "--lr-schedule", help=f"constant: --lr throughout; cosine: the rate falls along half a cosine from --lr to 0 by the end of the run (its --time-budget or its --epochs, whichever comes first); plateau: the rate is divided by {TRAIN_DEFAULTS['anneal_factor']:g} after {TRAIN_DEFAULTS['anneal_after']} epochs in a row without a better validation perplexity.")
     lr: Optional[float] = typer.Option(None, "--lr", help=f"Learning rate (default {TRAIN_DEFAULTS['lr']:g}; with --teacher {SELF_TRAIN_DEFAULTS['lr']:g}, with --family pcfg {PCFG_TRAIN_DEFAULTS['lr']:g}, Adam).")
+    average_steps: int = typer.Option(TRAIN_DEFAULTS["average_steps"], "--average-steps", help="Validate and keep the moving average of the weights over about this many steps, instead of the weights at the end of an epoch (0: those).")
     weight_decay: float = typer.Option(TRAIN_DEFAULTS["weight_decay"], "--weight-decay", help="L2 penalty on all weights (the paper's 1.2e-6).")
     clip: Optional[float] = typer.Option(None, "--clip", help=f"Gradient norm clipping (default {TRAIN_DEFAULTS['clip']:g}; with --family pcfg {PCFG_TRAIN_DEFAULTS['clip']:g}).")
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help=f"Sequences per step in each process (with torchrun, the global batch is processes × this); default {TRAIN_DEFAULTS['batch_size']}, with --teacher {SELF_TRAIN_DEFAULTS['batch_size']} sentences, with --family pcfg {PCFG_TRAIN_DEFAULTS['batch_size']} sentences.")
@@ -94,8 +95,8 @@ TRAIN_PANELS = {
     "Model family (without --seeds)": ("family",),
     "Language model (--family onlstm, and the recipe's)": (
         "emb_size", "hidden_size", "layers", "chunk_size", "dropout", "dropout_h", "dropout_i", "dropout_e",
-        "weight_drop", "master_input", "reverse", "optimizer", "lr_schedule", "weight_decay", "bptt", "parse_layer",
-        "split"),
+        "weight_drop", "master_input", "reverse", "optimizer", "lr_schedule", "average_steps", "weight_decay", "bptt",
+        "parse_layer", "split"),
     "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
                                                           "teacher_layers", "targets", "student_units"),
@@ -116,6 +117,7 @@ def train(o: TrainOptions):
     check_mode(o)
     check_run_files(o.corpus, o.out, o.valid, None if o.seeds > 1 else o.resume, o.loss_log, o.teacher or [])
     seconds, notes = given_budget(o.time_budget, recipe=o.seeds > 1)
+    notes += unitless_warning("--checkpoint-every", o.checkpoint_every)
     budget = Budget(seconds, Invocation.started or time.time())  # the run's one budget
     with holding(o.out, make_folder=o.seeds == 1):
         if o.teacher:
@@ -167,7 +169,8 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
                         dropout=o.dropout, dropout_h=o.dropout_h, dropout_i=o.dropout_i, dropout_e=o.dropout_e,
                         weight_drop=o.weight_drop, master_input=o.master_input.value, reverse=o.reverse)
     train_config = TrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds, bptt=o.bptt,
-                               optimizer=o.optimizer, lr_schedule=o.lr_schedule.value, weight_decay=o.weight_decay,
+                               optimizer=o.optimizer, lr_schedule=o.lr_schedule.value,
+                               average_steps=o.average_steps, weight_decay=o.weight_decay,
                                seed=o.seed, device=o.device, threads=o.threads,
                                checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"),
                                loss_log=str(o.loss_log) if o.loss_log else None)

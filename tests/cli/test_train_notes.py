@@ -67,6 +67,19 @@ def test_a_time_budget_without_a_unit_is_seconds_with_a_warning_and_a_run_withou
     assert "every 20th line" in notes[1] and notes[2].startswith("corpus: ")
 
 
+def test_a_checkpoint_interval_without_a_unit_is_seconds_with_a_warning(tmp_path):
+    corpus = write_corpus(tmp_path / "c.txt", 20, seed=2)
+    bare = invoke(["train", corpus, "-o", tmp_path / "a.onlstm", *TINY, "--time-budget", "3s",
+                   "--checkpoint-every", "5"])
+    assert bare.exit_code == 0, bare.output
+    assert bare.stderr.splitlines()[0] == ("warning: --checkpoint-every 5 has no unit, so it is 5 seconds; give a "
+                                           "unit, e.g. 5s, 5m, 5h")
+    unit = invoke(["train", corpus, "-o", tmp_path / "b.onlstm", *TINY, "--time-budget", "3s",
+                   "--checkpoint-every", "5m"])
+    assert unit.exit_code == 0, unit.output
+    assert "has no unit" not in unit.stderr
+
+
 @pytest.mark.parametrize("budget", ["90s", "45m", "1.5h", "none", "NONE"])
 def test_a_budget_with_a_unit_or_none_gives_no_warning(budget):
     from onlstm_cli.cli.options import given_budget

@@ -47,6 +47,7 @@ class Plan:
     keep_punct: bool
     state: RunState
     optimizer: dict | None = None   # the optimizer state of a resumed run
+    average: dict | None = None     # its moving average of the weights (steps.WeightAverage), if it kept one
 
 
 def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_punct, max_vocab, min_freq,
@@ -90,7 +91,8 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
         state = RunState(ckpt["epoch"], ckpt["position"], ckpt["best_valid_ppl"], list(ckpt["history"]),
                          ckpt["seconds"], bool(ckpt.get("averaging", False)))
         plan = Plan(loaded.config.to_dict(), loaded.vocab, loaded.tokenizer, loaded.lang or lang, loaded.parse_layer,
-                    loaded.split, ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"])
+                    loaded.split, ckpt["data"]["pretokenized"], ckpt["data"]["keep_punct"], state, ckpt["optimizer"],
+                    ckpt.get("weight_average"))
         best = "" if state.best is None else f", best valid ppl {state.best:.2f}"  # none: nothing validated yet
         reporter.message(f"resuming from {resume} (epoch {state.epoch}{best})")
     n_layers = plan.config["n_layers"]

@@ -1,6 +1,7 @@
 """The pieces of a training step and an epoch that the Trainer (trainer.py) puts together: the optimizer (and
 the one a resumed run takes over), the model each rank trains, the window of the stream a step reads, the
-tally of an epoch's steps, NT-ASGD's trigger and its averaged weights, the loss log."""
+tally of an epoch's steps, NT-ASGD's trigger and its averaged weights, the moving average of the weights, the
+loss log."""
 from __future__ import annotations
 
 import contextlib
@@ -15,6 +16,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from onlstm_cli.files import open_for_append
 from onlstm_cli.config import TrainConfig
+from onlstm_cli.errors import TrainingError
 from onlstm_cli.lm.model import ONLSTMLanguageModel
 from onlstm_cli.training.lm.distributed import Group
 from onlstm_cli.training.lm.setup import Plan
@@ -148,11 +150,53 @@ class EpochTally:
         return self.tokens / max(time.time() - self.started, 1e-9)
 
 
+class WeightAverage:
+    """An exponential moving average of the weights over about `steps` steps, updated after each step: what
+    validation scores and the model file keeps, while training goes on from the weights as trained. On a small
+    corpus an epoch is a few dozen steps of SGD at a high rate, and the weights at an epoch's end are wherever
+    the last steps threw them; their recent average is not. The first steps weigh more (TensorFlow's
+    num_updates rule), so that the average does not start from the initial weights."""
+
+    def __init__(self, named_params: list, steps: int, saved: dict | None = None):
+        self.names = [name for name, _ in named_params]
+        self.params = [p for _, p in named_params]
+        self.decay = 1.0 - 1.0 / steps
+        self.count = 0
+        self.weights = [p.detach().clone() for p in self.params]
+        if saved is not None:
+            self.load(saved)
+
+    @torch.no_grad()
+    def update(self) -> None:
+        self.count += 1
+        decay = min(self.decay, (1 + self.count) / (10 + self.count))
+        torch._foreach_lerp_(self.weights, [p.detach() for p in self.params], 1.0 - decay)
+
+    def state_dict(self) -> dict:
+        return {"count": self.count, "weights": dict(zip(self.names, self.weights))}
+
+    def load(self, saved: dict) -> None:
+        """A checkpoint's average, copied into this run's own tensors: each must have its weight's shape, so that
+        a damaged file cannot make it allocate more than the model."""
+        weights = saved.get("weights") if isinstance(saved, dict) else None
+        count = saved.get("count") if isinstance(saved, dict) else None
+        if (type(count) is not int or not isinstance(weights, dict) or set(weights) != set(self.names)
+                or any(not isinstance(weights[n], torch.Tensor) or weights[n].shape != w.shape
+                       for n, w in zip(self.names, self.weights))):
+            raise TrainingError("the checkpoint's average of the weights does not fit its model: it is damaged")
+        with torch.no_grad():
+            for name, w in zip(self.names, self.weights):
+                w.copy_(weights[name])
+        self.count = count
+
+
 @contextlib.contextmanager
-def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool):
-    """The weights averaged by NT-ASGD in place of the current ones (for validation and the model file),
-    the current ones restored after; the current weights themselves when not averaging."""
-    averages = [optimizer.state.get(p, {}).get("ax") for p in params] if averaging else []
+def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool,
+                        moving: WeightAverage | None = None):
+    """The averaged weights in place of the current ones (for validation and the model file), the current ones
+    restored after: NT-ASGD's once it averages, else the moving average's if there is one, else none."""
+    averages = ([optimizer.state.get(p, {}).get("ax") for p in params] if averaging
+                else moving.weights if moving is not None else [])
     swapped = [(p, p.detach().clone()) for p, ax in zip(params, averages) if ax is not None]
     with torch.no_grad():
         for (p, _), ax in zip(swapped, (a for a in averages if a is not None)):

@@ -26,7 +26,7 @@ from onlstm_cli.training.lm.report import Reporter, start_lines
 from onlstm_cli.training.lm.setup import Plan
 from onlstm_cli.training.lm.steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
                                              make_optimizer, open_loss_log, RateSchedule, resumed_optimizer,
-                                             should_average, window_length)
+                                             should_average, WeightAverage, window_length)
 
 
 
@@ -78,6 +78,9 @@ class Trainer:
         self.model = distributed_model(model, group, device)
         self.params = list(model.parameters())
         self.optimizer = resumed_optimizer(self.params, tc, plan)
+        self.average = (WeightAverage(list(model.named_parameters()), tc.average_steps, plan.average)
+                        if tc.average_steps > 0 else None)
+        plan.average = None  # loaded (as the optimizer's state is)
         self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
         self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
         self.out = out
@@ -130,7 +133,7 @@ class Trainer:
         """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
         nothing."""
         if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer)
+            self.files.save_checkpoint(self.optimizer, self.saved_average())
             if not self.out.exists():
                 self.files.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
 
@@ -138,7 +141,7 @@ class Trainer:
         """Rank 0's checkpoint of where the run stands when a peer is lost (until a step's collectives fail, the
         weights are the same on every rank, and a failed step is not applied), and how to go on."""
         ckpt = checkpoint_path(self.out)
-        if self.group.is_main and self.files.save_checkpoint(self.optimizer):
+        if self.group.is_main and self.files.save_checkpoint(self.optimizer, self.saved_average()):
             return f"--resume {ckpt} goes on from here"
         return f"--resume {ckpt} goes on from the latest checkpoint, if there is one"
 
@@ -200,6 +203,8 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             return output.state, output.loss.item(), False
         self.optimizer.step()
+        if self.average is not None:
+            self.average.update()
         return output.state, output.loss.item(), True
 
     def agree(self, loss: float, signals: StopSignals) -> Decision:
@@ -292,17 +297,20 @@ class Trainer:
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
 
+    def saved_average(self) -> dict | None:
+        return self.average.state_dict() if self.average is not None else None
+
     def checkpoint(self) -> None:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next
         step's collectives would give up after `group.timeout` seconds while a large model is being saved."""
         if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer)
+            self.files.save_checkpoint(self.optimizer, self.saved_average())
         self.group.barrier()
 
     def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:
         if self.valid_data is None:  # without validation text the latest model is the best we know
             return None, self.files.save_model(epochs_done, None)
-        with averages_swapped_in(self.params, self.optimizer, self.state.averaging):
+        with averages_swapped_in(self.params, self.optimizer, self.state.averaging, self.average):
             ppl = evaluate_perplexity(self.raw_model, self.valid_data, self.tc.bptt)
             if not math.isfinite(ppl):
                 self.reporter.message("validation perplexity is not a finite number: this model is not kept")
