@@ -242,6 +242,9 @@ class SelfTrainConfig:
                          # many rare words (text/units.py's rule), else host (docs/experiments/turkish.md)
     targets: str = "shares"  # shares: each span's share of the votes; tree: the votes' consensus tree, its spans 1,
                              # every other span 0 (the literature's students learn the averaged tree, docs/experiments/levers.md)
+    max_branching_agreement: float = 90.0  # a teacher whose trees of the validation text agree more than this
+                                           # (sentence F1, %) with right- or left-branching trees does not vote
+                                           # (votes.without_collapsed); 100: every teacher votes
 
     def check(self) -> "SelfTrainConfig":
         """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;
@@ -255,6 +258,8 @@ class SelfTrainConfig:
         for name in ("epochs", "batch_size", "lr"):
             if getattr(self, name) <= 0:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive")
+        if not 0 <= self.max_branching_agreement <= 100:
+            raise TrainingError("--max-branching-agreement must be between 0 and 100")
         return self
 
 

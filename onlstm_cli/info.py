@@ -400,7 +400,14 @@ def teacher_text(teacher: dict) -> str:
     ppl = f"valid ppl {teacher.get('valid_ppl')}" if "valid_ppl" in teacher else f"health {teacher.get('health')}"
     health = ppl if family == "onlstm" else f"{family}, {ppl}"
     return (f"seed {teacher.get('seed')} ({health}, {count(teacher.get('epochs'), 'epoch')}"
-            + ("; no vote: a failed run" if teacher.get("votes") is False else "") + ")")
+            + ("" if teacher.get("votes") is not False else no_vote_text(teacher.get("branching_rule"))) + ")")
+
+
+def no_vote_text(rule) -> str:
+    """Why a recipe's teacher did not vote: its trees were a branching rule's (votes.Collapsed), else a failed run."""
+    if isinstance(rule, dict) and isinstance(rule.get("agreement"), (int, float)):
+        return f"; no vote: its trees agree {rule['agreement']:.1f} with {rule.get('side')}-branching ones"
+    return "; no vote: a failed run"
 
 
 def stage_times(recipe: dict, span: dict) -> str:

@@ -75,6 +75,7 @@ class TrainOptions:
     second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'.")
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone.")
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0.")
+    max_branching_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["max_branching_agreement"], "--max-branching-agreement", help="With --teacher or --seeds: a teacher whose trees of the validation text agree more than this (sentence F1, %) with right- or left-branching trees does not vote: it learned that rule, not the text's structure (where every teacher did, all vote). 100 lets every teacher vote.")
     student_units: StudentUnits = typer.Option(StudentUnits(SELF_TRAIN_DEFAULTS["units"]), "--student-units", help="With --teacher or --seeds: what the span parser reads words by. host: as its host language model (the first teacher) reads them; ngrams: each word also by its character n-grams, so that no word is unknown to the parser the file ships; auto: ngrams where 5% or more of the training text's tokens are words seen once (or beyond the host's vocabulary), else host.")
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU.")
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
@@ -99,7 +100,8 @@ TRAIN_PANELS = {
         "parse_layer", "split"),
     "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
-                                                          "teacher_layers", "targets", "student_units"),
+                                                          "teacher_layers", "targets", "student_units",
+                                                          "max_branching_agreement"),
     "Text": ("lang", "tokenizer", "pretokenized", "keep_punct", "characters", "max_vocab", "min_freq", "units"),
 }
 
@@ -146,6 +148,8 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
     if o.student_units.value != SELF_TRAIN_DEFAULTS["units"] and seeds == 1 and not teacher:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
+    if o.max_branching_agreement != SELF_TRAIN_DEFAULTS["max_branching_agreement"] and seeds == 1 and not teacher:
+        raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.family == Family.pcfg and (teacher or seeds > 1):
         raise UserError("--family trains one model; a recipe names its teachers' families with --families "
                         "(--seeds K --families onlstm,pcfg)")
@@ -184,7 +188,8 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
                                   **o.given("right_branching", "max_ppl_ratio"),
                                   **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
-                                self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value),
+                                self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value,
+                                                           max_branching_agreement=o.max_branching_agreement),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
         else:
             from onlstm_cli.training.lm.train import train_model
@@ -244,7 +249,8 @@ def self_train_command(o: TrainOptions, budget: Budget, notes: list):
         raise UserError("--teacher needs --valid: the teacher's trees of the validation text choose the epoch kept")
     config = SelfTrainConfig(**o.given("epochs", "batch_size", "lr", "right_branching"), seed=o.seed,
                              span_parser_teachers=o.second_round, targets=o.targets.value, units=o.student_units.value,
-                             teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
+                             teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
+                             max_branching_agreement=o.max_branching_agreement)
     use_threads(o.threads)
     cache = ModelCache("cpu")
     log = FirstLine(notes, err_line)

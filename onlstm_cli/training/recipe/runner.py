@@ -227,13 +227,30 @@ class RecipeRun:
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
                                  "left_branching": result.left_branching,
                                  **({"split": result.votes.split} if result.votes and result.votes.split else {})}
+            voting = self.without_branching_rules(voting, teachers, result.votes.collapsed if result.votes else [])
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         self.save(state, "span_parser")
         return result
 
     def voters(self, state: RecipeState) -> tuple[list[dict], list[tuple]]:
-        return voters_by_family(state.teachers, self.recipe.max_ppl_ratio, self.families)
+        """The teachers that vote (by family, a failed run left out) and (teacher, family, median) for each left
+        out; a teacher the span parser's run left out as a branching rule is in neither: it is recorded so."""
+        voting, left_out = voters_by_family(state.teachers, self.recipe.max_ppl_ratio, self.families)
+        return [t for t in voting if "branching_rule" not in t], left_out
+
+    @staticmethod
+    def without_branching_rules(voting: list[dict], loaded: list, collapsed: list) -> list[dict]:
+        """The record's voting teachers less those the votes left out as a branching rule (votes.Collapsed), each
+        of those recorded: it does not vote, and why."""
+        rules = {c.teacher: c for c in collapsed}
+        for teacher, model in zip(list(voting), loaded):
+            rule = rules.get(model.name)
+            if rule is not None:
+                teacher["votes"] = False
+                teacher["branching_rule"] = {"side": rule.side, "agreement": rule.agreement}
+                voting.remove(teacher)
+        return voting
 
     def teachers(self, voting: list[dict]) -> list:
         """The voting teachers of the record, each loaded by its family."""
@@ -271,7 +288,7 @@ class RecipeRun:
             self.save(state, "span_parser")
         agreement = branching_agreement(self.out, self.valid)
         state.span_parser["branching_agreement"] = agreement
-        record_in_file(self.out, agreement)
+        record_in_file(self.out, agreement, state.teachers)
         if agreement:
             self.log(f"recipe: the span parser's trees of the validation text agree {agreement['right']:.1f} with "
                      f"right-branching trees, {agreement['left']:.1f} with left-branching ones (sentence F1)")
@@ -294,18 +311,22 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         self_train = replace(self_train, units="host")
     if "span_parser_until_budget" not in options["recipe"]:  # recorded while the span parser stopped at its cap
         recipe = replace(recipe, span_parser_until_budget=False)
+    if "max_branching_agreement" not in options["span_parser"]:  # recorded while every teacher voted
+        self_train = replace(self_train, max_branching_agreement=100.0)
     return recipe, self_train
 
 
 
 
-def record_in_file(out: Path, agreement: dict) -> None:
-    """The student's branching agreement into its file's recipe record, where `info` reads the recipe."""
+def record_in_file(out: Path, agreement: dict, teachers: list[dict]) -> None:
+    """The student's branching agreement, and the teachers as they voted (the span parser's run leaves some out),
+    into its file's recipe record, where `info` reads the recipe."""
     from onlstm_cli.modelfile import atomic_save, read_archive
     archive = read_archive(out)
     recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe")
     if isinstance(recipe, dict):
         recipe["branching_agreement"] = agreement
+        recipe["teachers"] = teachers
         atomic_save(archive, out)
 
 
@@ -322,6 +343,7 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
     gives its own, so that its start-up counts); None: `train_config.time_budget` from now."""
     from onlstm_cli.training.lm.train import LineReporter
     train_config, recipe = train_config or TrainConfig(), (recipe or RecipeConfig()).check()
+    self_train = (self_train or SelfTrainConfig(seed=train_config.seed)).check()  # before hours of training
     budget = budget or Budget(train_config.time_budget)
     train_config = replace(train_config, time_budget=budget.seconds)  # the record's: the one budget's seconds
     corpus, out = Path(corpus), Path(out)
@@ -344,8 +366,7 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
                                 f"{recipe.min_lines}, to train {recipe.seeds} models and validate them")
         if held_out:
             corpus, valid = held_out_split(corpus, out)
-        config = self_train or SelfTrainConfig(seed=train_config.seed)
-        config = replace(config, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
+        config = replace(self_train, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
         run = RecipeRun(corpus, out, Path(valid), dict(model_config or {}), train_config, recipe, config,
                         dict(lm_options or {}), reporter or LineReporter(), log, held_out, budget)
         return run.run()

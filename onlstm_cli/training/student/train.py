@@ -189,10 +189,11 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences)
         progress.sentences = len(data.ids)  # a resumed run's batches index these: it parses the same ones
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, clock, log,
-                   {"teacher": [t.name for t in teachers], "corpus": str(corpus), "valid": str(valid),
+                   {"teacher": voting_names(teachers, data), "corpus": str(corpus), "valid": str(valid),
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
                     "right_branching": data.right_branching, "left_branching": data.left_branching,
                     "parse_seconds": round(time.time() - parse_started, 1),
+                    **({"collapsed_teachers": [asdict(c) for c in data.collapsed]} if data.collapsed else {}),
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)
@@ -229,6 +230,12 @@ def start_from(parser: SpanParser, vectors) -> None:
         parser.embed.weight.data.copy_(words)
         if parser.unit_embed is not None and units is not None and units.shape == parser.unit_embed.weight.shape:
             parser.unit_embed.weight.data.copy_(units)
+
+
+def voting_names(teachers: list[Teacher], votes: Votes) -> list[str]:
+    """The teachers whose trees the votes hold: all but those left out as a branching rule (votes.Collapsed)."""
+    left_out = {c.teacher for c in votes.collapsed}
+    return [t.name for t in teachers if t.name not in left_out]
 
 
 def reading_host(corpus, teachers: list[Teacher]) -> LoadedModel:

@@ -82,6 +82,66 @@ def left_branching_spans(n: int) -> set:
     return {(0, end) for end in range(2, n)}  # every prefix of two words or more
 
 
+def branching_agreements(trees: list[set], lengths: list[int]) -> tuple[float, float]:
+    """One voter's trees' mean agreement (symmetric sentence F1, in [0, 1]) with right-branching trees of the same
+    sentences, and with left-branching ones."""
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    return pairwise_agreement([trees, right])[0, 1], pairwise_agreement([trees, left])[0, 1]
+
+
+@dataclass
+class Collapsed:
+    """A teacher left out of the vote: its trees are nearly a branching rule's (without_collapsed)."""
+    teacher: str      # its name (a model file's path)
+    side: str         # "right" or "left"
+    agreement: float  # its trees' agreement with that side's branching trees of the validation text (%)
+
+    def __str__(self) -> str:
+        return (f"{Path(self.teacher).name} does not vote: its trees of the validation text agree "
+                f"{self.agreement:.1f} with {self.side}-branching trees, a rule it learned instead of the text's "
+                "structure (--max-branching-agreement 100 lets it vote)")
+
+
+def direction_free_trees(teachers: list, sentences: list) -> list:
+    """Each teacher's voters' trees of `sentences`, a language model's built with the symmetric split: the paper's
+    hangs the rest of a constituent to the right of the word it splits at, a right-branching lean of its own that
+    is not the model's (lean_split)."""
+    paper = [t for t in teachers if t.split == "paper"]
+    for teacher in paper:
+        teacher.use_split("symmetric")
+    try:
+        return [t.voter_trees(sentences) for t in teachers]
+    finally:
+        for teacher in paper:
+            teacher.use_split("paper")
+
+
+def without_collapsed(teachers: list, free_trees: list, lengths: list[int], above: float,
+                      log) -> tuple[list, list, list[Collapsed]]:
+    """The teachers that vote, with their direction-free trees of the validation text, and those that do not: a
+    teacher whose trees agree more than `above` (%) with right- or left-branching trees has learned that rule, not
+    the text's structure (PCFGs on 28,000 Turkish words whose grammars fell to one branching direction,
+    docs/experiments/pcfg.md). Its vote would count a branching tree again, and with `auto` tip the lean toward
+    it. Where every teacher has, all vote, with a warning: there is nothing else to learn from."""
+    collapsed = []
+    for teacher, own in zip(teachers, free_trees):
+        right, left = branching_agreements(own[teacher.weighing], lengths)
+        side, value = ("right", right) if right >= left else ("left", left)
+        if above < 100 and 100 * value > above:
+            collapsed.append(Collapsed(teacher.name, side, round(100 * value, 1)))
+    if collapsed and len(collapsed) == len(teachers):
+        log("warning: every teacher's trees of the validation text are nearly branching trees ("
+            + ", ".join(f"{Path(c.teacher).name} {c.agreement:.1f} {c.side}" for c in collapsed)
+            + "): they all vote, and the span parser can learn little beyond that rule")
+        return teachers, free_trees, []
+    for c in collapsed:
+        log(str(c))
+    names = {c.teacher for c in collapsed}
+    kept = [k for k, teacher in enumerate(teachers) if teacher.name not in names]
+    return [teachers[k] for k in kept], [free_trees[k] for k in kept], collapsed
+
+
 @dataclass
 class AutoWeight:
     weight: float  # of the voter that branches the way the teachers lean
@@ -118,10 +178,9 @@ def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] 
     k = len(trees)
     if k < 2:
         return AutoWeight(0.0, math.nan, math.nan, math.nan)
-    right = [right_branching_spans(n) for n in lengths]
-    left = [left_branching_spans(n) for n in lengths]
-    with_right = sum(pairwise_agreement([t, right])[0, 1] for t in trees) / k
-    with_left = sum(pairwise_agreement([t, left])[0, 1] for t in trees) / k
+    agreements = [branching_agreements(t, lengths) for t in trees]
+    with_right = sum(right for right, _ in agreements) / k
+    with_left = sum(left for _, left in agreements) / k
     mean_mutual = sum(mutual if mutual is not None else mutual_agreement(trees)) / k
     weight = k * abs(with_right - with_left) / mean_mutual if mean_mutual > 0 else 0.0
     return AutoWeight(round(weight, 3), 100 * with_right, 100 * with_left, 100 * mean_mutual)
@@ -142,6 +201,7 @@ class Votes:
     split: str | None = None       # the split rule the language models' trees were built with, where auto chose it
     # the training sentences (normalized words): a student of n-grams reads by them a word its vocabulary lacks
     sentences: list = field(default_factory=list)
+    collapsed: list = field(default_factory=list)  # the teachers left out of the vote (Collapsed)
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
@@ -174,11 +234,15 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
             f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers)
             + (f"; {', '.join(others)} with {'their' if len(others) > 1 else 'its'} own trees" if others else ""))
     valid_lengths = [len(s) for s in valid_sentences]
-    split, valid_trees = (lean_split(teachers, valid_sentences, valid_lengths, log) if train.right_branching == AUTO
-                          else (None, None))
+    free_trees = direction_free_trees(teachers, valid_sentences)
+    teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
+                                                        train.max_branching_agreement, log)
+    split = lean_split(teachers, free_trees, valid_lengths, log) if train.right_branching == AUTO else None
     train_trees = parsed_in_time(teachers, sentences, deadline, log)  # one list of trees a voter, per teacher
     sentences = sentences[:len(train_trees[0][0])]
-    valid_trees = valid_trees or [t.voter_trees(valid_sentences) for t in teachers]
+    # the direction-free trees are the ones they vote with, unless a language model keeps the paper's split
+    valid_trees = (free_trees if not any(t.split == "paper" for t in teachers)
+                   else [t.voter_trees(valid_sentences) for t in teachers])
     weighing = [t.weighing for t in teachers]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
     agreement = mutual = None
@@ -203,7 +267,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
-                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences)
+                 valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
+                 collapsed)
 
 
 PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at the clock
@@ -228,27 +293,24 @@ def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log)
     return trees
 
 
-def lean_split(teachers: list, valid_sentences: list, valid_lengths: list[int], log) -> tuple[str | None, list | None]:
+def lean_split(teachers: list, free_trees: list, valid_lengths: list[int], log) -> str | None:
     """The split rule the language-model teachers' trees are built with, read from the way they lean.
 
     The paper's split hangs the rest of a constituent to the right of the word it splits at: a right-branching
     prior of its own, which makes the trees it builds lean right whatever the language. So the lean is read from
-    the trees of the symmetric split, which has no direction: where they lean left, the teachers keep the
-    symmetric split (for the trees they vote with, and the student's file, written into the first one's model),
-    and "symmetric" is returned with each teacher's voters' trees of the validation text (the ones they vote
-    with: not parsed twice); where they lean right, the paper's split stays and (None, None) is returned."""
+    the trees of the symmetric split (`free_trees`, direction_free_trees), which has no direction: where they lean
+    left, the teachers keep the symmetric split (for the trees they vote with, and the student's file, written
+    into the first one's model) and "symmetric" is returned; where they lean right, the paper's split stays and
+    None is returned."""
     paper = [t for t in teachers if t.split == "paper"]
     if len(teachers) < 2 or not paper:
-        return None, None
+        return None
+    lean = auto_weight([own[t.weighing] for t, own in zip(teachers, free_trees)], valid_lengths)
+    if lean.direction != "left":
+        return None
     for teacher in paper:
         teacher.use_split("symmetric")
-    valid_trees = [t.voter_trees(valid_sentences) for t in teachers]
-    lean = auto_weight([own[t.weighing] for t, own in zip(teachers, valid_trees)], valid_lengths)
-    if lean.direction == "left":
-        log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "
-            f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
-            "leans right, is not used)")
-        return "symmetric", valid_trees
-    for teacher in paper:
-        teacher.use_split("paper")
-    return None, None
+    log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "
+        f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
+        "leans right, is not used)")
+    return "symmetric"

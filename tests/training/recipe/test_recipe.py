@@ -537,15 +537,6 @@ def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finish
     assert "no vote: a failed run" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
 
 
-def test_a_recipe_recorded_before_failed_runs_were_left_out_lets_every_model_vote(finished, corpus, tmp_path):
-    def old_record_with_a_failed_seed(record):
-        del record["options"]["recipe"]["max_ppl_ratio"]
-        record["teachers"][1]["valid_ppl"] = 40 * record["teachers"][0]["valid_ppl"]
-    result = rerun_span_parser_stage(finished, corpus, tmp_path / "old", old_record_with_a_failed_seed)
-    assert result.returncode == 0, result.stderr
-    assert "does not vote" not in result.stderr and "on the votes of 2 language models" in result.stderr
-
-
 def test_the_recipes_span_parser_reads_ngrams_where_asked(finished, corpus, tmp_path):
     def student_of_ngrams(record):
         record["options"]["span_parser"]["units"] = "ngrams"
@@ -557,13 +548,26 @@ def test_the_recipes_span_parser_reads_ngrams_where_asked(finished, corpus, tmp_
     assert load_model(tmp_path / "ngrams" / "tiny.onlstm").span_parser.unit_embed is not None
 
 
-def test_a_recipe_recorded_before_the_student_units_keeps_its_hosts_words(finished, corpus, tmp_path):
+def test_a_recipe_recorded_before_three_options_goes_on_as_it_began(finished, corpus, tmp_path):
+    """A record from before failed runs were left out, before the student's units and before teachers voted with
+    two layers (one rerun of the span parser stage checks all three, each independent of the others): every
+    model votes, the student keeps its host's words although --student-units asks for n-grams, and each
+    teacher votes with its parse layer alone."""
     def old_record(record):
+        del record["options"]["recipe"]["max_ppl_ratio"]
+        record["teachers"][1]["valid_ppl"] = 40 * record["teachers"][0]["valid_ppl"]  # a failed seed, today
         del record["options"]["span_parser"]["units"]
-    result = rerun_span_parser_stage(finished, corpus, tmp_path / "old", old_record, "--student-units", "ngrams")
+        del record["options"]["recipe"]["extra_layers"], record["options"]["span_parser"]["extra_layers"]
+    copy = tmp_path / "old"
+    result = rerun_span_parser_stage(finished, corpus, copy, old_record, "--student-units", "ngrams")
     assert result.returncode == 0, result.stderr
+    assert "does not vote" not in result.stderr and "on the votes of 2 language models" in result.stderr
     assert "character n-grams" not in result.stderr  # the recipe goes on as it began
-    assert student_meta(tmp_path / "old" / "tiny.onlstm")["train"]["units"] == "host"
+    assert "votes with the trees of its layers" not in result.stderr
+    meta = student_meta(copy / "tiny.onlstm")
+    assert meta["train"]["units"] == "host"
+    assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
+    assert meta["train"]["extra_layers"] == 0
 
 
 def test_info_shows_the_recipe_of_a_file_it_made(finished):
@@ -626,18 +630,6 @@ def test_each_language_model_votes_with_its_parse_layer_and_the_one_above(finish
     out, log = finished_run
     assert "each teacher votes with the trees of its layers tiny.lm-seed1111.onlstm 2+3, tiny.lm-seed1112" in log
     assert student_meta(out)["train"]["extra_layers"] == 1
-
-
-def test_a_recipe_recorded_before_teachers_voted_with_two_layers_keeps_one(finished, corpus, tmp_path):
-    def record_of_one_layer(record):
-        del record["options"]["recipe"]["extra_layers"], record["options"]["span_parser"]["extra_layers"]
-    copy = tmp_path / "old"
-    result = rerun_span_parser_stage(finished, corpus, copy, record_of_one_layer)
-    assert result.returncode == 0, result.stderr
-    assert "votes with the trees of its layers" not in result.stderr
-    meta = student_meta(copy / "tiny.onlstm")
-    assert "language models' parse layer weigh 1 each" in meta["recipe"]["votes"]
-    assert meta["train"]["extra_layers"] == 0
 
 
 def test_a_seeds_line_goes_out_whole_even_when_written_in_pieces():
