@@ -60,29 +60,48 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-class _SeedStream:
-    """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable. A line
-    goes out whole, in one write, once its newline comes: print() writes the text and its newline in two calls,
-    and another seed's line written between them would be glued to this one."""
+class _LineStream:
+    """A stream that hands on whole lines (`emit`), each once its newline comes: print() writes the text and its
+    newline in two calls, and another process's line written between them would be glued to this one. A partial
+    line flushed on purpose (or the process ending) goes out as it is."""
 
-    def __init__(self, stream, prefix: str):
-        self.stream, self.prefix, self.pending = stream, prefix, ""
+    def __init__(self):
+        self.pending = ""
 
     def write(self, text: str) -> int:
         *lines, self.pending = (self.pending + text).split("\n")
         if lines:
-            self.stream.write("".join(f"{self.prefix}{line}\n" for line in lines))
-            self.stream.flush()
+            self.emit(lines, ended=True)
         return len(text)
 
     def flush(self):
-        if self.pending:  # a partial line flushed on purpose (or the process ending) goes out as it is
-            self.stream.write(self.prefix + self.pending)
+        if self.pending:
+            self.emit([self.pending], ended=False)
             self.pending = ""
-        self.stream.flush()
+
+    def emit(self, lines: list[str], ended: bool) -> None:
+        raise NotImplementedError
 
     def isatty(self) -> bool:
         return False
+
+
+class _SeedStream(_LineStream):
+    """stderr of a seed's process: every line starts with the seed, so side-by-side logs stay readable, and goes
+    out whole, in one write."""
+
+    def __init__(self, stream, prefix: str):
+        super().__init__()
+        self.stream, self.prefix = stream, prefix
+
+    def emit(self, lines: list[str], ended: bool) -> None:
+        end = "\n" if ended else ""
+        self.stream.write("".join(f"{self.prefix}{line}{end}" for line in lines))
+        self.stream.flush()
+
+    def flush(self):
+        super().flush()
+        self.stream.flush()
 
 
 def _stop_when_orphaned(parent: int) -> None:
@@ -119,26 +138,17 @@ class _QueueReporter:
         self.send("message", text)
 
 
-class _MessageStream:
+class _MessageStream(_LineStream):
     """stderr of a job's process under the live display: each line a message on the job's row. Written to the
     terminal itself, a line would land among the display's rows, which the next redraw erases."""
 
     def __init__(self, reporter: _QueueReporter):
-        self.reporter, self.pending = reporter, ""
+        super().__init__()
+        self.reporter = reporter
 
-    def write(self, text: str) -> int:
-        *lines, self.pending = (self.pending + text).split("\n")
+    def emit(self, lines: list[str], ended: bool) -> None:
         for line in lines:
             self.reporter.message(line)
-        return len(text)
-
-    def flush(self):
-        if self.pending:
-            self.reporter.message(self.pending)
-            self.pending = ""
-
-    def isatty(self) -> bool:
-        return False
 
 
 def train_seed(job: TeacherJob, results, parent: int, live: bool = False) -> None:
