@@ -517,10 +517,15 @@ def rerun_span_parser_stage(finished: Path, corpus: Path, copy: Path, edit, *ext
     return onlstm(recipe_args(corpus, copy / "tiny.onlstm", *extra))
 
 
-def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finished, corpus, tmp_path):
+def test_a_failed_language_model_is_left_out_of_the_vote_and_the_span_parser_reads_ngrams_where_asked(
+        finished, corpus, tmp_path):
+    """One rerun of the span parser stage checks two things that do not touch each other: seed 1112's run marked
+    failed (its perplexity 40 × the other's) is kept on disk but does not vote, and --student-units ngrams gives
+    the span parser its character n-grams."""
     def fail_seed_1112(record):
         record["teachers"][1]["valid_ppl"] = 40 * record["teachers"][0]["valid_ppl"]
-    result = rerun_span_parser_stage(finished, corpus, tmp_path / "failed", fail_seed_1112)
+        record["options"]["span_parser"]["units"] = "ngrams"
+    result = rerun_span_parser_stage(finished, corpus, tmp_path / "failed", fail_seed_1112, "--student-units", "ngrams")
     assert result.returncode == 0, result.stderr
     assert "the language model of seed 1112 does not vote: its validation perplexity" in result.stderr
     assert "on the votes of 1 language models" in result.stderr
@@ -535,17 +540,9 @@ def test_a_failed_language_model_is_kept_on_disk_but_left_out_of_the_vote(finish
     from onlstm_cli.info import info_text, model_info
     assert "seed 1112 (valid ppl" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
     assert "no vote: a failed run" in info_text(model_info(tmp_path / "failed" / "tiny.onlstm"))
-
-
-def test_the_recipes_span_parser_reads_ngrams_where_asked(finished, corpus, tmp_path):
-    def student_of_ngrams(record):
-        record["options"]["span_parser"]["units"] = "ngrams"
-    result = rerun_span_parser_stage(finished, corpus, tmp_path / "ngrams", student_of_ngrams,
-                                     "--student-units", "ngrams")
-    assert result.returncode == 0, result.stderr
     assert "the span parser also reads every word by its character n-grams" in result.stderr
     from onlstm_cli.modelfile import load_model
-    assert load_model(tmp_path / "ngrams" / "tiny.onlstm").span_parser.unit_embed is not None
+    assert load_model(tmp_path / "failed" / "tiny.onlstm").span_parser.unit_embed is not None
 
 
 def test_a_recipe_recorded_before_three_options_goes_on_as_it_began(finished, corpus, tmp_path):
