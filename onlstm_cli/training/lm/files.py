@@ -34,7 +34,7 @@ class RunFiles:
         return self.saving(lambda: save_model(self.out, self.model, p.vocab, p.tokenizer, p.lang, p.parse_layer,
                                               self.meta(epochs_done, valid_ppl), split=p.split))
 
-    def save_checkpoint(self, optimizer: torch.optim.Optimizer, average: dict | None = None) -> bool:
+    def save_checkpoint(self, optimizer: torch.optim.Optimizer, average=None) -> bool:
         """Weights (float32), optimizer, the moving average of the weights if the run keeps one, and where the
         run stands, for --resume; False when that failed."""
         s, p = self.plan.state, self.plan
@@ -46,8 +46,8 @@ class RunFiles:
             archive.update(format=CHECKPOINT_FORMAT, optimizer=optimizer.state_dict(), epoch=s.epoch,
                            position=s.position, best_valid_ppl=s.best, history=s.history, data=self.data_meta,
                            seconds=self.seconds(), averaging=s.averaging)
-            if average is not None:
-                archive["weight_average"] = average
+            if average is not None:  # steps.WeightAverage
+                archive["weight_average"] = average.state_dict()
             atomic_save(archive, checkpoint_path(self.out))
         return self.saving(write)
 

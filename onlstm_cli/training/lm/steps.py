@@ -190,6 +190,14 @@ class WeightAverage:
         self.count = count
 
 
+def resumed_average(model: torch.nn.Module, tc: TrainConfig, plan: Plan) -> WeightAverage | None:
+    """The run's moving average of the weights (None without --average-steps), the checkpoint's if it kept one."""
+    average = (WeightAverage(list(model.named_parameters()), tc.average_steps, plan.average)
+               if tc.average_steps > 0 else None)
+    plan.average = None  # loaded (as the optimizer's state is)
+    return average
+
+
 @contextlib.contextmanager
 def averages_swapped_in(params: list, optimizer: torch.optim.Optimizer, averaging: bool,
                         moving: WeightAverage | None = None):

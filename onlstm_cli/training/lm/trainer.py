@@ -26,7 +26,7 @@ from onlstm_cli.training.lm.report import Reporter, start_lines
 from onlstm_cli.training.lm.setup import Plan
 from onlstm_cli.training.lm.steps import (Decision, EpochTally, averages_swapped_in, detach, distributed_model,
                                              make_optimizer, open_loss_log, RateSchedule, resumed_optimizer,
-                                             should_average, WeightAverage, window_length)
+                                             resumed_average, should_average, window_length)
 
 
 
@@ -78,9 +78,7 @@ class Trainer:
         self.model = distributed_model(model, group, device)
         self.params = list(model.parameters())
         self.optimizer = resumed_optimizer(self.params, tc, plan)
-        self.average = (WeightAverage(list(model.named_parameters()), tc.average_steps, plan.average)
-                        if tc.average_steps > 0 else None)
-        plan.average = None  # loaded (as the optimizer's state is)
+        self.average = resumed_average(model, tc, plan)
         self.plan, self.state, self.data, self.valid_data = plan, plan.state, data, valid_data
         self.tc, self.group, self.device, self.reporter = tc, group, device, reporter
         self.out = out
@@ -133,7 +131,7 @@ class Trainer:
         """An interrupted run's checkpoint, and a model file where there is none: never leave the user with
         nothing."""
         if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer, self.saved_average())
+            self.files.save_checkpoint(self.optimizer, self.average)
             if not self.out.exists():
                 self.files.save_model(self.epochs_at(self.state.epoch, self.state.position), None)
 
@@ -141,7 +139,7 @@ class Trainer:
         """Rank 0's checkpoint of where the run stands when a peer is lost (until a step's collectives fail, the
         weights are the same on every rank, and a failed step is not applied), and how to go on."""
         ckpt = checkpoint_path(self.out)
-        if self.group.is_main and self.files.save_checkpoint(self.optimizer, self.saved_average()):
+        if self.group.is_main and self.files.save_checkpoint(self.optimizer, self.average):
             return f"--resume {ckpt} goes on from here"
         return f"--resume {ckpt} goes on from the latest checkpoint, if there is one"
 
@@ -239,17 +237,16 @@ class Trainer:
         if not self.clock.estimated and tally.steps >= ESTIMATE_STEPS:
             self.estimate(rate)
         self.reporter.progress(s.epoch, s.position * self.global_batch, tally.loss(), rate,
-                               self.clock.eta(rate, self.tokens_left(), s.epoch))
+                               self.clock.eta(rate, self.tokens_left_in_epoch(), s.epoch))
 
     # --- how long the run takes (run/clock.py) ---------------------------------------------------------------
 
-    def tokens_left(self) -> int:
-        """Of the current epoch."""
+    def tokens_left_in_epoch(self) -> int:
         return (self.data.rows - 1 - self.state.position) * self.global_batch
 
     def estimate(self, rate: float) -> None:
         s = self.state
-        line = self.clock.estimate(rate, self.tokens_left(), s.epoch, self.epochs_at(s.epoch, s.position))
+        line = self.clock.estimate(rate, self.tokens_left_in_epoch(), s.epoch, self.epochs_at(s.epoch, s.position))
         if line:
             self.reporter.message(line)
 
@@ -297,14 +294,11 @@ class Trainer:
             self.optimizer = make_optimizer(self.params, self.tc, averaging=True)
             self.reporter.message(f"validation stalled: averaging the weights from here on (NT-ASGD, epoch {s.epoch})")
 
-    def saved_average(self) -> dict | None:
-        return self.average.state_dict() if self.average is not None else None
-
     def checkpoint(self) -> None:
         """Rank 0 writes the checkpoint; the others wait for it here, on the setup's timeout, where the next
         step's collectives would give up after `group.timeout` seconds while a large model is being saved."""
         if self.group.is_main:
-            self.files.save_checkpoint(self.optimizer, self.saved_average())
+            self.files.save_checkpoint(self.optimizer, self.average)
         self.group.barrier()
 
     def validate_and_save(self, epochs_done: float) -> tuple[float | None, bool]:

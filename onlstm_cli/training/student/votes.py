@@ -219,20 +219,9 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
     sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len][:limit]
     valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
-    for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
-        message = teacher.coverage_warning(sentences[:2000])
-        if message:
-            log(f"warning: {message}")
-    names = ", ".join(t.name for t in teachers)
-    log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
-        f"{len(valid_sentences):,} validation sentences")
+    say_teachers(teachers, sentences, valid_sentences, log)
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
-    if any(len(t.layers) > 1 for t in teachers):
-        others = [Path(t.name).name for t in teachers if not t.layers]
-        log("each teacher votes with the trees of its layers " + ", ".join(
-            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers)
-            + (f"; {', '.join(others)} with {'their' if len(others) > 1 else 'its'} own trees" if others else ""))
     valid_lengths = [len(s) for s in valid_sentences]
     free_trees = direction_free_trees(teachers, valid_sentences)
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
@@ -269,6 +258,23 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
                  collapsed)
+
+
+def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) -> None:
+    """What the votes' log says first: a teacher that cannot read the text, who parses how much, and the layers
+    each votes with."""
+    for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
+        message = teacher.coverage_warning(sentences[:2000])
+        if message:
+            log(f"warning: {message}")
+    names = ", ".join(t.name for t in teachers)
+    log(f"teacher{'s' if len(teachers) > 1 else ''} {names}: parsing {len(sentences):,} training and "
+        f"{len(valid_sentences):,} validation sentences")
+    if any(len(t.layers) > 1 for t in teachers):
+        others = [Path(t.name).name for t in teachers if not t.layers]
+        log("each teacher votes with the trees of its layers " + ", ".join(
+            f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers)
+            + (f"; {', '.join(others)} with {'their' if len(others) > 1 else 'its'} own trees" if others else ""))
 
 
 PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at the clock
