@@ -271,7 +271,9 @@ def lm_training_rows(report: dict) -> list[tuple[str, str]]:
                      f"{shown_path(data.get('valid') or 'none', not_found)}"),
             ("options", options_text(report.get("recipe"))),
             ("trained", ", ".join(part for part in done if part) or "-"),
-            ("valid ppl", "-" if report["valid_ppl"] is None else f"{report['valid_ppl']:.2f}")]
+            ("valid ppl", "-" if report["valid_ppl"] is None else f"{report['valid_ppl']:.2f}"
+             + (f" (the training text's word frequencies alone: {data['unigram_ppl']:.2f})"
+                if isinstance(data.get("unigram_ppl"), (int, float)) else ""))]
 
 
 def duration(seconds: float) -> str:

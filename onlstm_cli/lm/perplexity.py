@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from onlstm_cli.lm.model import ONLSTMLanguageModel
@@ -32,3 +33,19 @@ def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | 
     sentences = read_as_trained(path, loaded, loaded.config.reverse)
     stream = batchify(token_stream(sentences, loaded.vocab), batch_size)
     return evaluate_perplexity(loaded.model, stream.to(next(loaded.model.parameters()).device), bptt)
+
+
+UNIGRAM_SMOOTHING = (0.01, 0.1, 0.5, 1.0)  # add-k counts; the best k is taken: the baseline at its best
+
+
+def unigram_perplexity(train_ids, valid_ids, vocab_size: int) -> float:
+    """The validation text's perplexity under the training text's word frequencies alone (a unigram model of
+    add-k counts, the best k of UNIGRAM_SMOOTHING): what a language model must beat to have learned anything of
+    the words' order. `train_ids`, `valid_ids`: arrays (or tensors) of word ids."""
+    counts = np.bincount(np.asarray(train_ids).ravel(), minlength=vocab_size).astype(np.float64)
+    seen = np.bincount(np.asarray(valid_ids).ravel(), minlength=vocab_size).astype(np.float64)
+    best = math.inf
+    for k in UNIGRAM_SMOOTHING:
+        log_p = np.log((counts + k) / (counts.sum() + k * vocab_size))
+        best = min(best, float(-(seen * log_p).sum() / max(seen.sum(), 1.0)))
+    return math.exp(best)

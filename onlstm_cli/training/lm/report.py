@@ -104,6 +104,24 @@ def start_lines(tokens: int, vocab_size: int, tc, spent: float, group) -> list[s
 
 
 
+LEARNED_LITTLE = 0.5  # a best validation perplexity over half the word frequencies' alone: little learned of order
+
+
+def against_word_frequencies(best: float | None, unigram: float | None) -> str | None:
+    """The run's last word on its model beside a unigram model of its training text (lm/perplexity.py), with a
+    warning where it learned little beyond the words' frequencies: its distances, and so its trees, then say
+    little (docs/experiments/small-corpora.md measured where the project's models stand)."""
+    if best is None or not unigram:
+        return None
+    ratio = best / unigram
+    line = (f"the best model's validation perplexity {best:.2f} is {ratio:.2f} × that of the training text's word "
+            f"frequencies alone ({unigram:.2f})")
+    if ratio <= LEARNED_LITTLE:
+        return line
+    return (f"warning: {line}: it learned little of the words' order, so its trees will say little; more text "
+            "helps more than more time")
+
+
 class RichReporter:
     """A live rich display of the training run (the CLI's on a terminal): epoch, loss, perplexity, tokens/s,
     the epoch's ETA and the run's. One row a run: this process's own, and (`row`) one a recipe's seed trained in

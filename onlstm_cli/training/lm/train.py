@@ -20,12 +20,13 @@ import torch
 
 from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
+from onlstm_cli.lm.perplexity import unigram_perplexity
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, TrainConfig
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.lm.distributed import Group, process_group
 from onlstm_cli.training.lm.checks import check_free_space, reconcile_best
 from onlstm_cli.training.run.files import check_destination, checkpoint_path
-from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter
+from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter, against_word_frequencies
 from onlstm_cli.training.lm.setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.training.lm.steps import should_average
 from onlstm_cli.training.lm.trainer import Trainer, TrainResult
@@ -124,9 +125,15 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
                      "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"}
+        if group.is_main and valid_data is not None and not plan.config.get("word_rows"):  # whole words only
+            data_meta["unigram_ppl"] = round(unigram_perplexity(data.view, valid_data.cpu(), len(plan.vocab)), 2)
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, budget)
         try:
-            return trainer.run()
+            result = trainer.run()
+            line = against_word_frequencies(result.best_valid_ppl, data_meta.get("unigram_ppl"))
+            if line:
+                reporter.message(line)
+            return result
         finally:
             # DDP's reducer must go before its process group does: destroyed after it, under load, a worker
             # could abort at exit ("terminate called without an active exception")
