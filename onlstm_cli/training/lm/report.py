@@ -100,10 +100,6 @@ def start_lines(tokens: int, vocab_size: int, tc, spent: float, group) -> list[s
     return lines + [start_line(tokens, vocab_size, tc.epochs, tc.time_budget, spent)]
 
 
-
-
-
-
 LEARNED_LITTLE = 0.5  # a best validation perplexity over half the word frequencies' alone: little learned of order
 
 
