@@ -76,6 +76,22 @@ def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | No
     return plan, model, valid_data
 
 
+def word_frequencies(plan: Plan, data, valid_data, group: Group) -> dict:
+    """{"unigram_ppl": the validation text's perplexity under the training text's word frequencies alone}, for the
+    run's data meta (rank 0's columns; a model of whole words, validated); {} otherwise."""
+    if not group.is_main or valid_data is None or plan.config.get("word_rows"):
+        return {}
+    return {"unigram_ppl": round(unigram_perplexity(data.view, valid_data.cpu(), len(plan.vocab)), 2)}
+
+
+def said_against_word_frequencies(result: TrainResult, data_meta: dict, reporter: Reporter) -> TrainResult:
+    """The run's result, once its last line on the model beside the word frequencies (report.py) is said."""
+    line = against_word_frequencies(result.best_valid_ppl, data_meta.get("unigram_ppl"))
+    if line:
+        reporter.message(line)
+    return result
+
+
 def train_model(corpus: str | Path, out: str | Path, model_config: dict | None = None,
                 train_config: TrainConfig | None = None, valid: str | Path | None = None,
                 tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
@@ -124,16 +140,11 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
         data_meta = {"corpus": str(corpus), "valid": str(valid) if valid else None,
                      "pretokenized": plan.pretokenized, "keep_punct": plan.keep_punct,
                      "train_tokens": data.rows * group.world_size * tc.batch_size,
-                     "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"}
-        if group.is_main and valid_data is not None and not plan.config.get("word_rows"):  # whole words only
-            data_meta["unigram_ppl"] = round(unigram_perplexity(data.view, valid_data.cpu(), len(plan.vocab)), 2)
+                     "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries",
+                     **word_frequencies(plan, data, valid_data, group)}
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, budget)
         try:
-            result = trainer.run()
-            line = against_word_frequencies(result.best_valid_ppl, data_meta.get("unigram_ppl"))
-            if line:
-                reporter.message(line)
-            return result
+            return said_against_word_frequencies(trainer.run(), data_meta, reporter)
         finally:
             # DDP's reducer must go before its process group does: destroyed after it, under load, a worker
             # could abort at exit ("terminate called without an active exception")
