@@ -479,7 +479,9 @@ def chromium_command(profile: Path, size: str = "1200,900") -> list[str]:
         pytest.skip("no chromium installed: apt-get install chromium")
     return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--hide-scrollbars", "--virtual-time-budget=10000", f"--user-data-dir={profile}", f"--window-size={size}"]
+            "--hide-scrollbars", "--virtual-time-budget=10000", f"--user-data-dir={profile}", f"--window-size={size}",
+            # every tile rastered before the capture: under load a screenshot could show a page half painted
+            "--run-all-compositor-stages-before-draw"]
 
 
 def screenshot(page_path: Path, png: Path, profile: Path, size: str = "1200,900") -> bytes:
