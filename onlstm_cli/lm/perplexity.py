@@ -38,11 +38,12 @@ def text_perplexity(loaded, path: str | Path, bptt: int = 70, batch_size: int | 
 UNIGRAM_SMOOTHING = (0.01, 0.1, 0.5, 1.0)  # add-k counts; the best k is taken: the baseline at its best
 
 
-def unigram_perplexity(train_ids, valid_ids, vocab_size: int) -> float:
+def unigram_perplexity(train_counts, valid_ids, vocab_size: int) -> float:
     """The validation text's perplexity under the training text's word frequencies alone (a unigram model of
     add-k counts, the best k of UNIGRAM_SMOOTHING): what a language model must beat to have learned anything of
-    the words' order. `train_ids`, `valid_ids`: arrays (or tensors) of word ids."""
-    counts = np.bincount(np.asarray(train_ids).ravel(), minlength=vocab_size).astype(np.float64)
+    the words' order. `train_counts`: each word id's count in the training text (TokenColumns.counts);
+    `valid_ids`: an array (or tensor) of word ids."""
+    counts = np.asarray(train_counts, dtype=np.float64)
     seen = np.bincount(np.asarray(valid_ids).ravel(), minlength=vocab_size).astype(np.float64)
     best = math.inf
     for k in UNIGRAM_SMOOTHING:

@@ -218,6 +218,14 @@ class TokenColumns:
         self.batch_size = batch_size
         self.view = ids[:self.rows * batch_size].reshape(batch_size, self.rows).T
 
+    def counts(self, size: int, rows_at_once: int = 1 << 16) -> np.ndarray:
+        """How often each id (0 … size − 1) occurs in the columns, read a few rows at a time: a copy of the whole
+        stream (a transposed view does not flatten in place) would grow with the corpus."""
+        counts = np.zeros(size, dtype=np.int64)
+        for start in range(0, self.rows, rows_at_once):
+            counts += np.bincount(np.asarray(self.view[start:start + rows_at_once]).ravel(), minlength=size)[:size]
+        return counts
+
     def window(self, start: int, length: int) -> torch.Tensor:
         """Rows start … start + length − 1 as a (length, batch_size) int64 tensor."""
         # a copy, always: with one column the rows are a contiguous, read-only slice of the memory-mapped file,

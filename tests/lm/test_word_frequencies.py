@@ -10,19 +10,22 @@ import pytest
 from conftest import TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
 from onlstm_cli.info import info_text, model_info
 from onlstm_cli.lm.perplexity import unigram_perplexity
+from onlstm_cli.text.corpus import TokenColumns
 from onlstm_cli.training.lm.report import against_word_frequencies
 from onlstm_cli.training.lm.train import train_model
 
 
 def test_the_unigram_perplexity_is_that_of_the_words_frequencies():
-    train = np.array([0, 1, 2, 3] * 1000)
-    assert unigram_perplexity(train, np.array([0, 1, 2, 3] * 10), 4) == pytest.approx(4.0, rel=1e-3)
+    train = TokenColumns(np.array([0, 1, 2, 3] * 1000), 4)
+    assert unigram_perplexity(train.counts(4), np.array([0, 1, 2, 3] * 10), 4) == pytest.approx(4.0, rel=1e-3)
     skewed = np.array([0] * 900 + [1] * 100)
+    counts = TokenColumns(skewed, 10).counts(3, rows_at_once=7)  # read a few rows at a time, as a corpus is
+    assert counts.tolist() == [900, 100, 0]
     # a text of the training text's own frequencies: exp(entropy)
     entropy = -(0.9 * math.log(0.9) + 0.1 * math.log(0.1))
-    assert unigram_perplexity(skewed, skewed, 2) == pytest.approx(math.exp(entropy), rel=1e-3)
-    unseen = unigram_perplexity(skewed, np.array([0, 1, 2]), 3)  # a word the training text lacks: finite
-    assert math.isfinite(unseen) and unseen > unigram_perplexity(skewed, np.array([0, 1]), 3)
+    assert unigram_perplexity(counts[:2], skewed, 2) == pytest.approx(math.exp(entropy), rel=1e-3)
+    unseen = unigram_perplexity(counts, np.array([0, 1, 2]), 3)  # a word the training text lacks: finite
+    assert math.isfinite(unseen) and unseen > unigram_perplexity(counts, np.array([0, 1]), 3)
 
 
 def test_the_last_word_warns_where_the_model_is_not_well_below_the_frequencies():

@@ -81,7 +81,7 @@ def word_frequencies(plan: Plan, data, valid_data, group: Group) -> dict:
     run's data meta (rank 0's columns; a model of whole words, validated); {} otherwise."""
     if not group.is_main or valid_data is None or plan.config.get("word_rows"):
         return {}
-    return {"unigram_ppl": round(unigram_perplexity(data.view, valid_data.cpu(), len(plan.vocab)), 2)}
+    return {"unigram_ppl": round(unigram_perplexity(data.counts(len(plan.vocab)), valid_data.cpu(), len(plan.vocab)), 2)}
 
 
 def said_against_word_frequencies(result: TrainResult, data_meta: dict, reporter: Reporter) -> TrainResult:

@@ -56,20 +56,17 @@ def branching_agreement(student_path: Path, valid: Path, batch_size: int = 64) -
     """The student's trees of the validation text against right- and left-branching trees: the mean
     (symmetric) sentence F1 over its sentences of 3 words or more, in %, as the teachers' agreement with
     them is read (self_training.auto_weight); {} for a text without such sentences."""
-    from onlstm_cli.evaluation.metrics import pairwise_agreement
     from onlstm_cli.induction.teachers import model_trees
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.text.corpus import read_as_trained
-    from onlstm_cli.training.student.votes import left_branching_spans, right_branching_spans
+    from onlstm_cli.training.student.votes import branching_agreements
     student = load_model(student_path)
     sentences = [s for s in read_as_trained(valid, student) if len(s) >= 3]  # shorter ones have one tree
     if not sentences:
         return {}
     trees = model_trees(student, sentences, batch_size, span_parsers=True)  # as it parses
-    right = [right_branching_spans(len(s)) for s in sentences]
-    left = [left_branching_spans(len(s)) for s in sentences]
-    return {"right": round(100 * pairwise_agreement([trees, right])[0, 1], 1),
-            "left": round(100 * pairwise_agreement([trees, left])[0, 1], 1)}
+    right, left = branching_agreements(trees, [len(s) for s in sentences])
+    return {"right": round(100 * right, 1), "left": round(100 * left, 1)}
 
 
 def branching_warning(agreement: dict[str, float], threshold: float) -> str | None:
