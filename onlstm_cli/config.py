@@ -18,6 +18,7 @@ LR_SCHEDULES = ("constant", "cosine", "plateau")
 MASTER_INPUT_RULES = ("paper", "symmetric")
 # how an ensemble combines its models' distances per sentence (induction/distances.py)
 COMBINE_RULES = ("mean", "zscore", "rank")
+LEAN_FROM = ("trees", "word-order")  # where --right-branching auto reads a direction (SelfTrainConfig.lean_from)
 
 
 @dataclass
@@ -245,6 +246,9 @@ class SelfTrainConfig:
     max_branching_agreement: float = 90.0  # a teacher whose trees of the validation text agree more than this
                                            # (sentence F1, %) with right- or left-branching trees does not vote
                                            # (votes.without_collapsed); 100: every teacher votes
+    lean_from: str = "trees"  # where AUTO reads the direction: trees, the way the teachers' trees lean; word-order,
+                              # the part of that lean their trees lose when each sentence's words are shuffled
+                              # (votes.WordOrder), none where it has no sign (docs/experiments/small-corpora.md)
 
     def check(self) -> "SelfTrainConfig":
         """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;
@@ -260,6 +264,8 @@ class SelfTrainConfig:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive")
         if not 0 <= self.max_branching_agreement <= 100:
             raise TrainingError("--max-branching-agreement must be between 0 and 100")
+        if self.lean_from not in LEAN_FROM:
+            raise TrainingError(f"--lean-from must be one of {', '.join(LEAN_FROM)}")
         return self
 
 

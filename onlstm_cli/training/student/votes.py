@@ -4,6 +4,7 @@ consensus tree."""
 from __future__ import annotations
 
 import math
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,20 +149,75 @@ class AutoWeight:
     right: float   # the teachers' mean agreement with right-branching trees (%)
     left: float    # with left-branching trees
     mutual: float  # with each other
+    given: str | None = None  # the direction the teachers' word order shows (WordOrder), "none" where it shows none
 
     @property
     def direction(self) -> str:
-        """"right" or "left": the branching tree that votes (right where the teachers lean neither way)."""
+        """"right", "left" or "none": the branching tree that votes (right where the teachers lean neither way)."""
+        if self.given:
+            return self.given
         return "left" if self.left > self.right else "right"
 
     def weights(self) -> tuple[float, float]:
         """(the right-branching voter's weight, the left-branching voter's)."""
+        if self.direction == "none":
+            return (0.0, 0.0)
         return (0.0, self.weight) if self.direction == "left" else (self.weight, 0.0)
 
     def __str__(self) -> str:
-        return (f"a {self.direction}-branching voter of weight {self.weight:.2f} (auto: the teachers' trees of the "
-                f"validation text agree {self.right:.1f} with right-branching trees, {self.left:.1f} with "
-                f"left-branching ones, {self.mutual:.1f} with each other)")
+        trees = (f"the teachers' trees of the validation text agree {self.right:.1f} with right-branching trees, "
+                 f"{self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other")
+        if self.direction == "none":
+            return f"none (auto: the teachers' word order shows no direction; {trees})"
+        return f"a {self.direction}-branching voter of weight {self.weight:.2f} (auto: {trees})"
+
+
+MIN_WORD_ORDER_LEAN = 2.0  # points of sentence F1: the smallest mean lean word order must add for a direction
+WORD_ORDER_SHUFFLE_SEED = 0  # the one shuffle the leans are compared with: a rerun reads the same direction
+
+
+@dataclass
+class WordOrder:
+    """Each teacher's lean (its trees' agreement with right-branching trees − with left-branching ones, in points,
+    direction-free trees of the validation text) as written and with each sentence's words shuffled.
+    Why: a language model can lean one way whatever the words say (distances that drift with the position in the
+    sentence); that lean survives the shuffle, and only what the shuffle takes away is the text's. On Turkish the
+    teachers' lean was nearly all their own, with a sign that differed from seed to seed; on Portuguese and
+    English word order's part had the language's sign (docs/experiments/small-corpora.md)."""
+    written: list[float]
+    shuffled: list[float]
+
+    @property
+    def parts(self) -> list[float]:
+        """Each teacher's lean that word order adds: as written − shuffled."""
+        return [w - s for w, s in zip(self.written, self.shuffled)]
+
+    @property
+    def direction(self) -> str | None:
+        """"right" or "left" where every teacher's part has that sign and their mean is MIN_WORD_ORDER_LEAN or
+        more; None otherwise (and with one teacher)."""
+        parts = self.parts
+        mean = sum(parts) / len(parts) if parts else 0.0
+        if len(parts) < 2 or abs(mean) < MIN_WORD_ORDER_LEAN or any(p * mean <= 0 for p in parts):
+            return None
+        return "right" if mean > 0 else "left"
+
+    def __str__(self) -> str:
+        shown = f"they lean {self.direction}" if self.direction else "no direction"
+        return ("the teachers' word order: " + shown + " (each one's lean toward right-branching trees, as written "
+                "minus with each sentence's words shuffled: " + ", ".join(f"{p:+.1f}" for p in self.parts) + ")")
+
+
+def word_order(teachers: list, free_trees: list, sentences: list, lengths: list[int]) -> WordOrder:
+    """The teachers' leans as written (`free_trees`, direction_free_trees of `sentences`) and shuffled."""
+    rng = random.Random(WORD_ORDER_SHUFFLE_SEED)
+    shuffled_trees = direction_free_trees(teachers, [rng.sample(list(s), len(s)) for s in sentences])
+
+    def lean(trees: list[set]) -> float:
+        right, left = branching_agreements(trees, lengths)
+        return round(100 * (right - left), 2)
+    return WordOrder([lean(own[t.weighing]) for t, own in zip(teachers, free_trees)],
+                     [lean(own[t.weighing]) for t, own in zip(teachers, shuffled_trees)])
 
 
 def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] | None = None) -> AutoWeight:
@@ -226,7 +282,11 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     free_trees = direction_free_trees(teachers, valid_sentences)
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
                                                         train.max_branching_agreement, log)
-    split = lean_split(teachers, free_trees, valid_lengths, log) if train.right_branching == AUTO else None
+    order = (word_order(teachers, free_trees, valid_sentences, valid_lengths)
+             if train.right_branching == AUTO and train.lean_from == "word-order" and len(teachers) > 1 else None)
+    if order is not None:
+        log(str(order))
+    split = lean_split(teachers, free_trees, valid_lengths, log, order) if train.right_branching == AUTO else None
     train_trees = parsed_in_time(teachers, sentences, deadline, log)  # one list of trees a voter, per teacher
     sentences = sentences[:len(train_trees[0][0])]
     # the direction-free trees are the ones they vote with, unless a language model keeps the paper's split
@@ -245,6 +305,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     if right == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
         # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
         chosen = auto_weight(parse_layers, valid_lengths, mutual)
+        if order is not None:
+            chosen.given = order.direction or "none"
         right, left = chosen.weights()
         log(f"the branching voter: {chosen}" if len(teachers) > 1 else
             "the branching voter: none (auto, with one teacher)")
@@ -299,7 +361,8 @@ def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log)
     return trees
 
 
-def lean_split(teachers: list, free_trees: list, valid_lengths: list[int], log) -> str | None:
+def lean_split(teachers: list, free_trees: list, valid_lengths: list[int], log,
+               order: WordOrder | None = None) -> str | None:
     """The split rule the language-model teachers' trees are built with, read from the way they lean.
 
     The paper's split hangs the rest of a constituent to the right of the word it splits at: a right-branching
@@ -307,16 +370,19 @@ def lean_split(teachers: list, free_trees: list, valid_lengths: list[int], log) 
     the trees of the symmetric split (`free_trees`, direction_free_trees), which has no direction: where they lean
     left, the teachers keep the symmetric split (for the trees they vote with, and the student's file, written
     into the first one's model) and "symmetric" is returned; where they lean right, the paper's split stays and
-    None is returned."""
+    None is returned. With `order` (lean_from word-order), the lean is its direction, and where it shows none
+    the split is the symmetric one too."""
     paper = [t for t in teachers if t.split == "paper"]
     if len(teachers) < 2 or not paper:
         return None
     lean = auto_weight([own[t.weighing] for t, own in zip(teachers, free_trees)], valid_lengths)
-    if lean.direction != "left":
+    direction = lean.direction if order is None else order.direction or "none"
+    if direction == "right":
         return None
     for teacher in paper:
         teacher.use_split("symmetric")
-    log(f"the split: symmetric (the teachers' trees of the validation text built with it agree {lean.left:.1f} "
-        f"with left-branching trees, {lean.right:.1f} with right-branching ones: the paper's split, which "
-        "leans right, is not used)")
+    why = (f"the teachers' trees of the validation text built with it agree {lean.left:.1f} with left-branching "
+           f"trees, {lean.right:.1f} with right-branching ones" if order is None else
+           f"the teachers' word order shows {'a left lean' if direction == 'left' else 'no direction'}")
+    log(f"the split: symmetric ({why}: the paper's split, which leans right, is not used)")
     return "symmetric"

@@ -1,0 +1,73 @@
+"""--lean-from word-order: `auto` reads the direction from the part of the teachers' lean that shuffling each
+sentence's words takes away (votes.WordOrder); a lean the teachers keep on shuffled words is their own."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from onlstm_cli.config import SelfTrainConfig
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.induction.teachers import TeacherBase
+from onlstm_cli.trees import build_tree, tree_spans
+from onlstm_cli.training.student.votes import WordOrder, left_branching_spans, right_branching_spans, votes_of
+
+
+class OrderTeacher(TeacherBase):
+    """`reads` "order": right-branching trees of the sentences as written (the validation text's), seeded random
+    trees of any other word order; "position": left-branching trees whatever the words (a drift of its own)."""
+
+    def __init__(self, name, reads, written, tokenizer):
+        self.name, self.reads, self.written, self.tokenizer = name, reads, written, tokenizer
+
+    def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+        trees = []
+        for words in sentences:
+            if self.reads == "position":
+                trees.append(left_branching_spans(len(words)))
+            elif tuple(words) in self.written:
+                trees.append(right_branching_spans(len(words)))
+            else:
+                rng = random.Random(f"{self.name}:{' '.join(words)}")
+                trees.append(tree_spans(build_tree([rng.random() for _ in words], list(range(len(words))),
+                                                   "symmetric")))
+        return [trees]
+
+
+@pytest.mark.parametrize("parts, direction", [([3.0, 5.0], "right"), ([-2.5, -4.0, -1.0], "left"),
+                                              ([6.0, -1.0], None), ([1.0, 1.5], None), ([9.0], None)])
+def test_a_direction_needs_every_teacher_on_one_side_and_a_mean_of_two_points(parts, direction):
+    assert WordOrder(parts, [0.0] * len(parts)).direction == direction
+    assert WordOrder([p + 10 for p in parts], [10.0] * len(parts)).direction == direction  # a lean of their own
+
+
+def run_votes(tiny_loaded, tiny_corpus, reads, lean_from):
+    from onlstm_cli.text.corpus import read_as_trained
+    written = {tuple(s) for s in read_as_trained(tiny_corpus["valid"], tiny_loaded)}
+    teachers = [OrderTeacher(f"{reads}-{k}", reads, written, tiny_loaded.tokenizer) for k in range(2)]
+    said = []
+    votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
+                     SelfTrainConfig(right_branching="auto", max_branching_agreement=100.0, lean_from=lean_from),
+                     said.append, host=tiny_loaded)
+    return votes, said
+
+
+def test_a_lean_the_teachers_keep_on_shuffled_words_chooses_no_voter(tiny_loaded, tiny_corpus):
+    votes, said = run_votes(tiny_loaded, tiny_corpus, "position", "word-order")
+    assert (votes.right_branching, votes.left_branching) == (0.0, 0.0)
+    assert any(line.startswith("the teachers' word order: no direction (") for line in said)
+    assert any(line.startswith("the branching voter: none (auto: the teachers' word order shows no direction")
+               for line in said)
+    trees, _ = run_votes(tiny_loaded, tiny_corpus, "position", "trees")  # read from the trees: their own lean
+    assert trees.left_branching > 0 and trees.right_branching == 0.0
+
+
+def test_a_lean_that_shuffling_takes_away_chooses_its_direction(tiny_loaded, tiny_corpus):
+    votes, said = run_votes(tiny_loaded, tiny_corpus, "order", "word-order")
+    assert votes.right_branching > 0 and votes.left_branching == 0.0
+    assert any(line.startswith("the teachers' word order: they lean right (") for line in said)
+
+
+def test_an_unknown_lean_from_is_one_line():
+    with pytest.raises(TrainingError, match="--lean-from must be one of trees, word-order"):
+        SelfTrainConfig(lean_from="gold").check()
