@@ -1,6 +1,6 @@
 """The recipe's stage 2 alone, rerun from recorded language models: the span parser on their votes until the
 budget is spent (as the recipe trains it), then the student check, which ships the consensus parser where the
-student is the worse; `auto` reads the direction as --lean-from says (small-corpora.md's rule of 12:15).
+student is the worse; `auto` reads the direction as --lean-from says (small-corpora.md's rule "auto reads the direction from word order alone").
 usage: stage2_lean.py LEAN_FROM BUDGET_S OUT TRAIN VALID LM_FILE..."""
 import sys
 import torch
