@@ -40,7 +40,8 @@ def model_info(model: str | Path) -> dict:
               "training_seconds": meta.get("seconds"), "created": meta.get("created"),
               "onlstm_version": meta.get("onlstm_version"),
               "valid_ppl": None if meta.get("valid_ppl") is None else round(float(meta["valid_ppl"]), 2),
-              "validation_history": validation_history(meta), "student_check": meta.get("student_check")}
+              "validation_history": validation_history(meta), "student_check": meta.get("student_check"),
+              "self_training_recipe": meta.get("self_training_recipe")}  # a consensus parser's, from its student
     if loaded.members:
         report["ensemble"] = {"models": 1 + len(loaded.members), "combine": loaded.combine,
                               "weights": loaded.weights,
@@ -189,7 +190,9 @@ def info_text(report: dict) -> str:
     if "span_parser" in report:
         sections.append(("span parser", span_parser_rows(report["span_parser"], report.get("paths_not_found", ()))))
     elif isinstance(report.get("student_check"), dict):  # the consensus parser a recipe shipped for its student
-        sections.append(("recipe", [("shipped", student_check_text(report["student_check"]))]))
+        recipe = report.get("self_training_recipe")
+        sections.append(("recipe", (recipe_rows(recipe, recipe, checked=False) if isinstance(recipe, dict) else [])
+                         + [("shipped", student_check_text(report["student_check"]))]))
     if "model_card" in report:
         sections.append((f"model card ({report['model_card']['path']})", card_rows(report["model_card"])))
     width = max(len(name) for _, rows in sections for name, _ in rows)
@@ -367,18 +370,27 @@ def span_parser_rows(span: dict, not_found=()) -> list[tuple[str, str]]:
         loss = f", validation loss {span['valid_loss']}" if span.get("valid_loss") is not None else ""
         rows.append(("trained", f"{count(span['epochs'], 'epoch')}{took}{loss}"))
     recipe = span.get("self_training_recipe")
-    if isinstance(recipe, dict) and recipe.get("teachers"):  # made by `train --seeds K` (recipe/runner.py)
-        teachers = ", ".join(teacher_text(t) for t in recipe["teachers"] if isinstance(t, dict))
-        seeds = recipe.get("seeds") if isinstance(recipe.get("seeds"), list) else recipe["teachers"]
-        rows += [("made by", f"recipe (train --seeds {len(seeds)}): {teachers}"),
-                 ("votes", str(recipe.get("votes") or "-")),
-                 ("times", f"stage times: {stage_times(recipe, span)}")]
-        if isinstance(recipe.get("student_check"), dict):
-            rows.append(("checked", student_check_text(recipe["student_check"])))
-        shapes = recipe.get("branching_agreement")
-        if isinstance(shapes, dict) and shapes:
-            rows.append(("branching", "its trees of the validation text agree " + ", ".join(
-                f"{figure(value)} with {side}-branching trees" for side, value in shapes.items())))
+    if isinstance(recipe, dict):
+        rows += recipe_rows(recipe, span)
+    return rows
+
+
+def recipe_rows(recipe: dict, span: dict, checked: bool = True) -> list[tuple[str, str]]:
+    """What `train --seeds K` (recipe/runner.py) recorded: its teachers, votes, stage times (`span`: the span
+    parser's times), the student check (`checked`) and the shipped parser's branching agreement."""
+    if not recipe.get("teachers"):
+        return []
+    teachers = ", ".join(teacher_text(t) for t in recipe["teachers"] if isinstance(t, dict))
+    seeds = recipe.get("seeds") if isinstance(recipe.get("seeds"), list) else recipe["teachers"]
+    rows = [("made by", f"recipe (train --seeds {len(seeds)}): {teachers}"),
+            ("votes", str(recipe.get("votes") or "-")),
+            ("times", f"stage times: {stage_times(recipe, span)}")]
+    if checked and isinstance(recipe.get("student_check"), dict):
+        rows.append(("checked", student_check_text(recipe["student_check"])))
+    shapes = recipe.get("branching_agreement")
+    if isinstance(shapes, dict) and shapes:
+        rows.append(("branching", "its trees of the validation text agree " + ", ".join(
+            f"{figure(value)} with {side}-branching trees" for side, value in shapes.items())))
     return rows
 
 

@@ -319,11 +319,13 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
 
 
 def record_in_file(out: Path, agreement: dict, teachers: list[dict]) -> None:
-    """The student's branching agreement, and the teachers as they voted (the span parser's run leaves some out),
-    into its file's recipe record, where `info` reads the recipe."""
+    """The shipped parser's branching agreement, and the teachers as they voted (the span parser's run leaves some
+    out), into its file's recipe record (a consensus parser's: the one it took from the student), where `info`
+    reads the recipe."""
     from onlstm_cli.modelfile import atomic_save, read_archive
     archive = read_archive(out)
-    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe")
+    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe",
+                                                                archive.get("meta", {}).get("self_training_recipe"))
     if isinstance(recipe, dict):
         recipe["branching_agreement"] = agreement
         recipe["teachers"] = teachers

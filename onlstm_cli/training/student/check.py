@@ -99,6 +99,18 @@ def record_check(out: Path, check: StudentCheck) -> None:
     recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe")
     if isinstance(recipe, dict):
         recipe["student_check"] = asdict(check)
-    else:
-        archive["meta"] = {**archive.get("meta", {}), "student_check": asdict(check)}
+    else:  # the consensus parser shipped: the student's recipe record goes with it, so that `info` shows the recipe
+        archive["meta"] = {**archive.get("meta", {}), "student_check": asdict(check), **student_recipe(out)}
     atomic_save(archive, out)
+
+
+def student_recipe(out: Path) -> dict:
+    """{"self_training_recipe": the recipe record of the student beside `out`, with its stage times}, or {}
+    where the student was not made by a recipe."""
+    student = student_path(out)
+    meta = read_archive(student).get("span_parser", {}).get("meta", {}) if student.is_file() else {}
+    recipe = meta.get("recipe")
+    if not isinstance(recipe, dict):
+        return {}
+    return {"self_training_recipe": {**recipe, "training_seconds": meta.get("seconds"),
+                                     "teachers_parse_seconds": meta.get("parse_seconds")}}

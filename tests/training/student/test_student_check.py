@@ -66,3 +66,35 @@ def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained,
     from onlstm_cli.info import info_text, model_info
     assert "the recipe shipped the consensus parser" in info_text(model_info(student))
     assert "shipped the consensus parser" in check.text()
+
+
+def test_a_shipped_consensus_parser_carries_its_recipe_for_info(trained, tiny_model_path, tmp_path, monkeypatch):
+    """`info` on the consensus parser a recipe shipped names the recipe's teachers, votes and stage times, as it
+    does on a student (it said only which was shipped)."""
+    from onlstm_cli.modelfile import atomic_save
+    from onlstm_cli.training.recipe.runner import record_in_file
+    monkeypatch.setattr(student_check, "model_trees", lambda model, sentences, *a, span_parsers=False, **k: (
+        [left_branching_spans(len(s)) for s in sentences] if span_parsers else real_trees(model, sentences, *a, **k)))
+    student, votes = trained
+    archive = read_archive(student)
+    archive["span_parser"]["meta"]["recipe"] = {
+        "seeds": [1111, 1112], "votes": "each of the 2 language models' trees weigh 1",
+        "teachers": [{"family": "onlstm", "seed": s, "path": f"x.lm-seed{s}.onlstm", "valid_ppl": 250.0 + s - 1111,
+                      "epochs": 30} for s in (1111, 1112)],
+        "stage_seconds": {"language_models": 2700.0}}
+    archive["span_parser"]["meta"].update(seconds=900.0, parse_seconds=60.0)
+    atomic_save(archive, student)
+    check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), votes, lambda line: None)
+    assert check.shipped == "consensus parser"
+    record_in_file(student, {"right": 30.0, "left": 40.0}, archive["span_parser"]["meta"]["recipe"]["teachers"])
+    from onlstm_cli.info import info_text, model_info
+    text = info_text(model_info(student))
+    recipe = text[text.index("\nRecipe\n"):]
+    assert "made by    recipe (train --seeds 2): seed 1111 (valid ppl 250.0, 30 epochs), seed 1112" in recipe
+    assert "votes      each of the 2 language models' trees weigh 1" in recipe
+    assert "stage times: language models 45.0 min, the teachers' parse 1.0 min, the span parser 14.0 min" in recipe
+    assert "its trees of the validation text agree 30.0 with right-branching trees, 40.0 with left" in recipe
+    assert "the recipe shipped the consensus parser" in recipe
+
+
+real_trees = student_check.model_trees
