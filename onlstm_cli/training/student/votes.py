@@ -283,10 +283,12 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
                                                         train.max_branching_agreement, log)
     order = (word_order(teachers, free_trees, valid_sentences, valid_lengths)
-             if train.right_branching == AUTO and train.lean_from == "word-order" and len(teachers) > 1 else None)
+             if train.right_branching == AUTO and len(teachers) > 1 else None)
     if order is not None:
         log(str(order))
-    split = lean_split(teachers, free_trees, valid_lengths, log, order) if train.right_branching == AUTO else None
+    by_word_order = order if train.lean_from == "word-order" else None
+    split = (lean_split(teachers, free_trees, valid_lengths, log, by_word_order) if train.right_branching == AUTO
+             else None)
     train_trees = parsed_in_time(teachers, sentences, deadline, log)  # one list of trees a voter, per teacher
     sentences = sentences[:len(train_trees[0][0])]
     # the direction-free trees are the ones they vote with, unless a language model keeps the paper's split
@@ -302,14 +304,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
             + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
             + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
     right, left = train.right_branching, 0.0
-    if right == AUTO:  # over each teacher's parse layer, K = the teachers: read over every layer's voter, the
-        # layers above (less alike) and the doubled K inflated it until the consensus was the right-branching tree
-        chosen = auto_weight(parse_layers, valid_lengths, mutual)
-        if order is not None:
-            chosen.given = order.direction or "none"
-        right, left = chosen.weights()
-        log(f"the branching voter: {chosen}" if len(teachers) > 1 else
-            "the branching voter: none (auto, with one teacher)")
+    if right == AUTO:
+        right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log)
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
@@ -320,6 +316,25 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
                  collapsed)
+
+
+def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | None, order: WordOrder | None,
+               by_word_order: WordOrder | None, log) -> tuple[float, float]:
+    """AUTO's (right-branching voter's weight, left-branching voter's), logged: over each teacher's parse layer,
+    K = the teachers (read over every layer's voter, the layers above (less alike) and the doubled K inflated it
+    until the consensus was the right-branching tree); in the direction word order shows where `by_word_order`
+    is given; a warning where the direction the trees lean is not the one their word order shows."""
+    chosen = auto_weight(parse_layers, lengths, mutual)
+    if by_word_order is not None:
+        chosen.given = by_word_order.direction or "none"
+    log(f"the branching voter: {chosen}" if len(parse_layers) > 1 else
+        "the branching voter: none (auto, with one teacher)")
+    if order is not None and by_word_order is None and chosen.weight > 0 and order.direction != chosen.direction:
+        log(f"warning: the {chosen.direction}-branching voter comes from a lean the teachers' trees keep when "
+            "the words are shuffled, not from the text's word order, which shows "
+            + (f"a {order.direction} lean" if order.direction else "no direction")
+            + " (--lean-from word-order reads the direction from word order alone)")
+    return chosen.weights()
 
 
 def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) -> None:

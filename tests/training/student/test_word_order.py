@@ -58,14 +58,19 @@ def test_a_lean_the_teachers_keep_on_shuffled_words_chooses_no_voter(tiny_loaded
     assert any(line.startswith("the teachers' word order: no direction (") for line in said)
     assert any(line.startswith("the branching voter: none (auto: the teachers' word order shows no direction")
                for line in said)
-    trees, _ = run_votes(tiny_loaded, tiny_corpus, "position", "trees")  # read from the trees: their own lean
+    trees, said = run_votes(tiny_loaded, tiny_corpus, "position", "trees")  # read from the trees: their own lean
     assert trees.left_branching > 0 and trees.right_branching == 0.0
+    assert any(line.startswith("warning: the left-branching voter comes from a lean the teachers' trees keep when "
+                               "the words are shuffled, not from the text's word order, which shows no direction")
+               for line in said)
 
 
 def test_a_lean_that_shuffling_takes_away_chooses_its_direction(tiny_loaded, tiny_corpus):
     votes, said = run_votes(tiny_loaded, tiny_corpus, "order", "word-order")
     assert votes.right_branching > 0 and votes.left_branching == 0.0
     assert any(line.startswith("the teachers' word order: they lean right (") for line in said)
+    trees, said = run_votes(tiny_loaded, tiny_corpus, "order", "trees")  # the two readings agree: no warning
+    assert trees.right_branching > 0 and not any(line.startswith("warning") for line in said)
 
 
 def test_an_unknown_lean_from_is_one_line():
