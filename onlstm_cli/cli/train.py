@@ -12,7 +12,7 @@ import typer
 from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
-                                    StudentUnits, Units, VoteTargets, command_of, duration_text, given_budget,
+                                    LeanFrom, StudentUnits, Units, VoteTargets, command_of, duration_text, given_budget,
                                     parse_duration, unitless_warning)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
@@ -76,6 +76,7 @@ class TrainOptions:
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone.")
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0.")
     max_branching_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["max_branching_agreement"], "--max-branching-agreement", help="With --teacher or --seeds: a teacher whose trees of the validation text agree more than this (sentence F1, %) with right- or left-branching trees does not vote: it learned that rule, not the text's structure (where every teacher did, all vote). 100 lets every teacher vote.")
+    lean_from: LeanFrom = typer.Option(LeanFrom(SELF_TRAIN_DEFAULTS["lean_from"]), "--lean-from", help="With --right-branching auto: where the branching voter's direction is read. trees: the way the teachers' trees of the validation text lean; word-order: only the part of that lean their trees lose when each sentence's words are shuffled (a lean that stays is the models' own, not the text's), and no voter where it has no sign all teachers share.")
     student_units: StudentUnits = typer.Option(StudentUnits(SELF_TRAIN_DEFAULTS["units"]), "--student-units", help="With --teacher or --seeds: what the span parser reads words by. host: as its host language model (the first teacher) reads them; ngrams: each word also by its character n-grams, so that no word is unknown to the parser the file ships; auto: ngrams where 5% or more of the training text's tokens are words seen once (or beyond the host's vocabulary), else host.")
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU.")
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
@@ -101,7 +102,7 @@ TRAIN_PANELS = {
     "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
                                                           "teacher_layers", "targets", "student_units",
-                                                          "max_branching_agreement"),
+                                                          "max_branching_agreement", "lean_from"),
     "Text": ("lang", "tokenizer", "pretokenized", "keep_punct", "characters", "max_vocab", "min_freq", "units"),
 }
 
@@ -150,6 +151,8 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
     if o.max_branching_agreement != SELF_TRAIN_DEFAULTS["max_branching_agreement"] and seeds == 1 and not teacher:
         raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
+    if o.lean_from.value != SELF_TRAIN_DEFAULTS["lean_from"] and seeds == 1 and not teacher:
+        raise UserError("--lean-from is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.family == Family.pcfg and (teacher or seeds > 1):
         raise UserError("--family trains one model; a recipe names its teachers' families with --families "
                         "(--seeds K --families onlstm,pcfg)")
@@ -189,7 +192,8 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
                                   **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
                                 self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value,
-                                                           max_branching_agreement=o.max_branching_agreement),
+                                                           max_branching_agreement=o.max_branching_agreement,
+                                                           lean_from=o.lean_from.value),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
         else:
             from onlstm_cli.training.lm.train import train_model
@@ -250,7 +254,7 @@ def self_train_command(o: TrainOptions, budget: Budget, notes: list):
     config = SelfTrainConfig(**o.given("epochs", "batch_size", "lr", "right_branching"), seed=o.seed,
                              span_parser_teachers=o.second_round, targets=o.targets.value, units=o.student_units.value,
                              teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
-                             max_branching_agreement=o.max_branching_agreement)
+                             max_branching_agreement=o.max_branching_agreement, lean_from=o.lean_from.value)
     use_threads(o.threads)
     cache = ModelCache("cpu")
     log = FirstLine(notes, err_line)

@@ -313,6 +313,8 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         recipe = replace(recipe, span_parser_until_budget=False)
     if "max_branching_agreement" not in options["span_parser"]:  # recorded while every teacher voted
         self_train = replace(self_train, max_branching_agreement=100.0)
+    if "lean_from" not in options["span_parser"]:  # recorded while auto read the direction from the trees' lean
+        self_train = replace(self_train, lean_from="trees")
     return recipe, self_train
 
 

@@ -76,3 +76,22 @@ def test_a_lean_that_shuffling_takes_away_chooses_its_direction(tiny_loaded, tin
 def test_an_unknown_lean_from_is_one_line():
     with pytest.raises(TrainingError, match="--lean-from must be one of trees, word-order"):
         SelfTrainConfig(lean_from="gold").check()
+
+
+def test_lean_from_is_an_option_of_a_span_parser_only_and_checked(runner, tiny_corpus, tmp_path):
+    from onlstm_cli.cli.commands import app
+    out = str(tmp_path / "m.onlstm")
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--lean-from", "word-order", "-o", out])
+    assert result.exit_code != 0 and "--lean-from is for a span parser's teachers" in result.output
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--seeds", "2", "--lean-from", "gold", "-o", out])
+    assert result.exit_code == 2 and "Traceback" not in result.output and "gold" in result.output
+
+
+def test_a_recipe_recorded_before_word_order_reads_the_trees_lean():
+    from dataclasses import asdict
+    from onlstm_cli.config import RecipeConfig
+    from onlstm_cli.training.recipe.runner import as_recorded
+    options = {"recipe": asdict(RecipeConfig()), "span_parser": asdict(SelfTrainConfig(lean_from="word-order"))}
+    assert as_recorded(options, RecipeConfig(), SelfTrainConfig(lean_from="word-order"))[1].lean_from == "word-order"
+    del options["span_parser"]["lean_from"]
+    assert as_recorded(options, RecipeConfig(), SelfTrainConfig(lean_from="word-order"))[1].lean_from == "trees"
