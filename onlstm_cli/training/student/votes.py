@@ -330,10 +330,11 @@ def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | Non
     log(f"the branching voter: {chosen}" if len(parse_layers) > 1 else
         "the branching voter: none (auto, with one teacher)")
     if order is not None and by_word_order is None and chosen.weight > 0 and order.direction != chosen.direction:
-        log(f"warning: the {chosen.direction}-branching voter comes from a lean the teachers' trees keep when "
-            "the words are shuffled, not from the text's word order, which shows "
+        log(f"warning: the {chosen.direction}-branching voter follows the way the teachers' trees lean, but their "
+            "word order (the part of that lean that shuffling each sentence's words takes away) shows "
             + (f"a {order.direction} lean" if order.direction else "no direction")
-            + " (--lean-from word-order reads the direction from word order alone)")
+            + ": the lean may be the models' own, not the text's (--lean-from word-order reads the direction from "
+            "word order alone)")
     return chosen.weights()
 
 
