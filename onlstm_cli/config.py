@@ -246,9 +246,10 @@ class SelfTrainConfig:
     max_branching_agreement: float = 90.0  # a teacher whose trees of the validation text agree more than this
                                            # (sentence F1, %) with right- or left-branching trees does not vote
                                            # (votes.without_collapsed); 100: every teacher votes
-    lean_from: str = "trees"  # where AUTO reads the direction: trees, the way the teachers' trees lean; word-order,
-                              # the part of that lean their trees lose when each sentence's words are shuffled
-                              # (votes.WordOrder), none where it has no sign (docs/experiments/small-corpora.md)
+    lean_from: str = "word-order"  # where AUTO reads the direction: word-order, the part of the teachers' trees'
+                                   # lean they lose when each sentence's words are shuffled (votes.WordOrder), none
+                                   # where it has no sign; trees, the way their trees lean (weak Turkish teachers
+                                   # chose the wrong side that way: docs/experiments/small-corpora.md)
 
     def check(self) -> "SelfTrainConfig":
         """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;

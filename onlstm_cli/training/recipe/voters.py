@@ -81,7 +81,7 @@ def branching_warning(agreement: dict[str, float], threshold: float) -> str | No
 
 
 def weight_text(weight: float | str) -> str:
-    return (f"{AUTO}: a right- or left-branching tree, the way the teachers' trees lean (votes.auto_weight)"
+    return (f"{AUTO}: a right- or left-branching tree, the way the teachers lean (votes.auto_voter), or none"
             if weight == AUTO else f"right-branching, weight {weight:g}")
 
 

@@ -582,7 +582,8 @@ def test_auto_weighs_the_right_branching_voter_by_the_teachers_parse_layers_alon
     assert wanted > 1 and every_voter == 0
     for layers in ((), (2, 3), (3, 2)):
         votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
-                         SelfTrainConfig(teacher_layers=layers, right_branching="auto"), lambda line: None)
+                         SelfTrainConfig(teacher_layers=layers, right_branching="auto", lean_from="trees"),
+                         lambda line: None)
         assert votes.right_branching == wanted
 
 
@@ -678,11 +679,12 @@ def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path,
         assert [t.split for t in teachers] == ["paper", "paper"]
         lines = []
         votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
-                         SelfTrainConfig(right_branching="auto"), lines.append)
+                         SelfTrainConfig(right_branching="auto", lean_from="trees"), lines.append)
         assert [t.split for t in teachers] == [expected, expected]
         assert splits_used[-1] == expected and votes.split == (None if expected == "paper" else "symmetric")
-        # each teacher parses the validation text for the lean, and again only where the split changes back
-        assert len(splits_used) == 2 * (2 if expected == "symmetric" else 3)
+        # each teacher parses the validation text for the lean, shuffled for word order's part of it (votes.WordOrder),
+        # and again only where the split changes back
+        assert len(splits_used) == 2 * (3 if expected == "symmetric" else 4)
         assert any("the split: symmetric" in line for line in lines) == (expected == "symmetric")
         assert (votes.left_branching > 0) == (expected == "symmetric")
 

@@ -81,7 +81,7 @@ def test_an_unknown_lean_from_is_one_line():
 def test_lean_from_is_an_option_of_a_span_parser_only_and_checked(runner, tiny_corpus, tmp_path):
     from onlstm_cli.cli.commands import app
     out = str(tmp_path / "m.onlstm")
-    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--lean-from", "word-order", "-o", out])
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--lean-from", "trees", "-o", out])
     assert result.exit_code != 0 and "--lean-from is for a span parser's teachers" in result.output
     result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "--seeds", "2", "--lean-from", "gold", "-o", out])
     assert result.exit_code == 2 and "Traceback" not in result.output and "gold" in result.output
@@ -95,3 +95,29 @@ def test_a_recipe_recorded_before_word_order_reads_the_trees_lean():
     assert as_recorded(options, RecipeConfig(), SelfTrainConfig(lean_from="word-order"))[1].lean_from == "word-order"
     del options["span_parser"]["lean_from"]
     assert as_recorded(options, RecipeConfig(), SelfTrainConfig(lean_from="word-order"))[1].lean_from == "trees"
+
+
+class PaperSplitTeacher:
+    weighing = 0
+
+    def __init__(self):
+        self.split = "paper"
+
+    def use_split(self, rule):
+        self.split = rule
+
+
+@pytest.mark.parametrize("written, split", [([5.0, 4.0], "symmetric"), ([-9.0, -6.0], "symmetric"),
+                                            ([9.0, 6.0], "paper")])
+def test_the_paper_split_stays_only_where_word_order_leans_right(written, split):
+    """The paper's split leans right by itself: it is kept only where the teachers' word order leans right."""
+    from onlstm_cli.training.student.votes import lean_split
+    teachers, said = [PaperSplitTeacher(), PaperSplitTeacher()], []
+    lengths = [5, 6]
+    free = [[[right_branching_spans(n) for n in lengths]] for _ in teachers]  # their trees lean right as written
+    chosen = lean_split(teachers, free, lengths, said.append, WordOrder(written, [5.0, 4.0]))
+    assert [t.split for t in teachers] == [split, split] and chosen == (None if split == "paper" else split)
+    if split == "symmetric":
+        shown = "no direction" if written[0] > 0 else "a left lean"
+        assert said == [f"the split: symmetric (the teachers' word order shows {shown}: the paper's split, which "
+                        "leans right, is not used)"]
