@@ -68,6 +68,9 @@ def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained,
     assert "shipped the consensus parser" in check.text()
 
 
+real_trees = student_check.model_trees  # the real trees, for a test that shapes only the student's
+
+
 def test_a_shipped_consensus_parser_carries_its_recipe_for_info(trained, tiny_model_path, tmp_path, monkeypatch):
     """`info` on the consensus parser a recipe shipped names the recipe's teachers, votes and stage times, as it
     does on a student (it said only which was shipped)."""
@@ -96,5 +99,3 @@ def test_a_shipped_consensus_parser_carries_its_recipe_for_info(trained, tiny_mo
     assert "its trees of the validation text agree 30.0 with right-branching trees, 40.0 with left" in recipe
     assert "the recipe shipped the consensus parser" in recipe
 
-
-real_trees = student_check.model_trees
