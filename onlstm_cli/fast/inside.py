@@ -19,6 +19,9 @@ from __future__ import annotations
 import torch
 
 TINY = 1e-30  # where a mixed probability underflows, its log is this small's, not −inf
+# A forbidden span's log weight: finite, so that no logsumexp meets only −inf (NaN), and far below any sentence's
+# log-likelihood, so that its share is exactly 0 in float32
+FORBIDDEN = -1e9
 
 
 def _right_parts(chart: torch.Tensor, width: int, spans: int) -> torch.Tensor:
@@ -36,8 +39,12 @@ def log_mix(log_values: torch.Tensor, mix: torch.Tensor) -> torch.Tensor:
     return top + ((log_values - top).exp() @ mix).clamp_min(TINY).log()
 
 
-def inside_charts(leaf_left, leaf_right, mix_left, mix_right):
-    """The charts L, R (every width) and β (widths ≥ 2) of a batch (B, n_max, r) of leaves' log terms."""
+def inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask=None):
+    """The charts L, R (every width) and β (widths ≥ 2) of a batch (B, n_max, r) of leaves' log terms.
+    `log_mask` (B, n_max, n_max + 1), by start and width, 0 or FORBIDDEN: a forbidden span is no one's part, so the
+    sentence's likelihood is summed over the trees of the allowed spans alone (parse-focusing). β keeps each span's
+    own sum; only L and R, the span as a part, carry the mask (a constant over ranks, so the outside pass, which
+    reads β, needs no change: a forbidden part's share of every parent is 0)."""
     batch, n, rank = leaf_left.shape
     # no entry is read before it is written (a span's parts are narrower), nor beyond a sentence's chart
     left = leaf_left.new_empty(batch, n, n + 1, rank)
@@ -48,8 +55,9 @@ def inside_charts(leaf_left, leaf_right, mix_left, mix_right):
         joined = torch.logsumexp(left[:, :spans, 1:width] + _right_parts(right, width, spans), 2)
         beta[:, :spans, width] = joined
         if width < n:  # the widest spans are no one's part
-            left[:, :spans, width] = log_mix(joined, mix_left)
-            right[:, :spans, width] = log_mix(joined, mix_right)
+            as_part = joined if log_mask is None else joined + log_mask[:, :spans, width, None]
+            left[:, :spans, width] = log_mix(as_part, mix_left)
+            right[:, :spans, width] = log_mix(as_part, mix_right)
     return left, right, beta
 
 
@@ -91,8 +99,8 @@ class Inside(torch.autograd.Function):
     """log Z (B,) of each sentence, differentiable by the outside pass."""
 
     @staticmethod
-    def forward(ctx, leaf_left, leaf_right, mix_left, mix_right, log_root, lengths):
-        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
+    def forward(ctx, leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask):
+        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask)
         ctx.save_for_backward(left, right, beta, mix_left, mix_right, log_root, lengths)
         return torch.logsumexp(_roots(beta, lengths, log_root), -1)
 
@@ -100,12 +108,13 @@ class Inside(torch.autograd.Function):
     def backward(ctx, grad):
         left, right, beta, mix_left, mix_right, log_root, lengths = ctx.saved_tensors
         *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
-        return (*grads, None)
+        return (*grads, None, None)
 
 
-def inside(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> torch.Tensor:
-    """Each sentence's log-likelihood (B,); sentences of at least two words."""
-    return Inside.apply(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths)
+def inside(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask=None) -> torch.Tensor:
+    """Each sentence's log-likelihood (B,); sentences of at least two words. With `log_mask` (inside_charts), the
+    log of the sum over the trees made of the allowed spans alone."""
+    return Inside.apply(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask)
 
 
 @torch.no_grad()

@@ -86,9 +86,10 @@ class NeuralPCFG(nn.Module):
     def terms(self, ids: torch.Tensor) -> tuple:
         return rank_terms(*self.rules(), self.emissions(ids))
 
-    def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """log p(sentence) (B,) of a batch of word ids (B, n_max), each sentence at least two words long."""
-        return fast.pcfg_inside(*self.terms(ids), lengths)
+    def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor, log_mask=None) -> torch.Tensor:
+        """log p(sentence) (B,) of a batch of word ids (B, n_max), each sentence at least two words long; with
+        `log_mask` (`focus_mask`), log Σ p(tree, sentence) over the trees made of the allowed spans alone."""
+        return fast.pcfg_inside(*self.terms(ids), lengths, log_mask)
 
     @torch.no_grad()
     def span_marginals(self, ids: torch.Tensor, lengths: torch.Tensor):
@@ -114,9 +115,25 @@ def rank_terms(log_root, log_head, log_left, log_right, log_emit):
     return leaf_left, leaf_right, mix_left, mix_right, log_root_rank
 
 
-def inside_reference(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> torch.Tensor:
+def focus_mask(spans_of: list, lengths: list[int]) -> torch.Tensor:
+    """The log mask (B, n_max, n_max + 1) by start and width that allows each sentence's spans in `spans_of` (sets of
+    (start, end), end exclusive), its words and its whole, and forbids every other span (parse-focusing: Park and
+    Kim 2024 restrict a sentence's likelihood to the trees other parsers propose)."""
+    n = max(lengths)
+    mask = torch.full((len(lengths), n, n + 1), fast.FORBIDDEN)
+    mask[:, :, 1] = 0.0
+    for row, (spans, length) in enumerate(zip(spans_of, lengths)):
+        mask[row, 0, length] = 0.0
+        for start, end in spans:
+            if 0 <= start < end <= length:
+                mask[row, start, end - start] = 0.0
+    return mask
+
+
+def inside_reference(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask=None) -> torch.Tensor:
     """log p(sentence) (B,) by the recursion of the module's docstring, span by span, differentiable by autograd:
-    the definition fast/inside.py is checked against (slow, and memory O(n³·rank) under autograd)."""
+    the definition fast/inside.py is checked against (slow, and memory O(n³·rank) under autograd). `log_mask`:
+    focus_mask's, added to each span's weight as a part."""
     batch, n, _ = leaf_left.shape
     left = {(i, i + 1): leaf_left[:, i] for i in range(n)}
     right = {(i, i + 1): leaf_right[:, i] for i in range(n)}
@@ -125,8 +142,9 @@ def inside_reference(leaf_left, leaf_right, mix_left, mix_right, log_root, lengt
         for i in range(n - width + 1):
             j = i + width
             beta[i, j] = torch.logsumexp(torch.stack([left[i, k] + right[k, j] for k in range(i + 1, j)]), 0)
-            left[i, j] = torch.log(beta[i, j].exp() @ mix_left)
-            right[i, j] = torch.log(beta[i, j].exp() @ mix_right)
+            as_part = beta[i, j] if log_mask is None else beta[i, j] + log_mask[:, i, width, None]
+            left[i, j] = torch.log(as_part.exp() @ mix_left)
+            right[i, j] = torch.log(as_part.exp() @ mix_right)
     return torch.stack([torch.logsumexp(beta[0, int(length)][b] + log_root, -1) for b, length in enumerate(lengths)])
 
 
