@@ -116,17 +116,18 @@ def train(o: TrainOptions):
     trained on the votes of their trees, written to --out (the language models beside it); --families onlstm,pcfg
     adds neural PCFGs to the teachers. Without --seeds: one model of --family, an ON-LSTM language model (it parses
     with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
-    a span parser trained on the trees that FILE's model gives the corpus."""
+    a span parser trained on the trees that FILE's model gives the corpus (with --family pcfg: a PCFG whose
+    likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
     check_mode(o)
     check_run_files(o.corpus, o.out, o.valid, None if o.seeds > 1 else o.resume, o.loss_log, o.teacher or [])
     seconds, notes = given_budget(o.time_budget, recipe=o.seeds > 1)
     notes += unitless_warning("--checkpoint-every", o.checkpoint_every)
     budget = Budget(seconds, Invocation.started or time.time())  # the run's one budget
     with holding(o.out, make_folder=o.seeds == 1):
-        if o.teacher:
-            result = self_train_command(o, budget, notes)
-        elif o.family == Family.pcfg:
+        if o.family == Family.pcfg:
             result = pcfg_command(o, budget, notes)
+        elif o.teacher:
+            result = self_train_command(o, budget, notes)
         else:
             result = language_models(o, budget, notes)
     if result.interrupted:
@@ -153,7 +154,11 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.lean_from.value != SELF_TRAIN_DEFAULTS["lean_from"] and seeds == 1 and not teacher:
         raise UserError("--lean-from is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
-    if o.family == Family.pcfg and (teacher or seeds > 1):
+    if o.family == Family.pcfg and teacher and (o.second_round or o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
+                                               or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]):
+        raise UserError("--second-round, --targets and --student-units are for a span parser: a PCFG's --teacher "
+                        "files focus its likelihood on their trees")
+    if o.family == Family.pcfg and seeds > 1:
         raise UserError("--family trains one model; a recipe names its teachers' families with --families "
                         "(--seeds K --families onlstm,pcfg)")
     if o.families is not None and seeds == 1:
@@ -218,11 +223,21 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
                             max_len=o.max_len, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
+    options = dict(config=dict(nonterminals=o.nonterminals, preterminals=o.preterminals, rank=o.rank), train=train,
+                   valid=o.valid, max_vocab=o.max_vocab, min_freq=o.min_freq, resume=o.resume, budget=budget)
     with run_reporter(log) as reporter:
-        result = train_pcfg(o.corpus, o.out, dict(nonterminals=o.nonterminals, preterminals=o.preterminals,
-                                                  rank=o.rank), train, valid=o.valid, tokenizer=tokenizer, lang=lang,
-                            pretokenized=o.pretokenized, keep_punct=o.keep_punct, max_vocab=o.max_vocab,
-                            min_freq=o.min_freq, resume=o.resume, reporter=reporter, budget=budget)
+        if o.teacher:  # parse-focusing: the teachers vote as a span parser's do; the text is read as they read it
+            from onlstm_cli.induction.models import ModelCache, resolve_model
+            from onlstm_cli.training.student.focus import train_focused_pcfg
+            cache = ModelCache("cpu")
+            votes = SelfTrainConfig(**o.given("right_branching"), max_branching_agreement=o.max_branching_agreement,
+                                    lean_from=o.lean_from.value,
+                                    teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
+            result = train_focused_pcfg(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher],
+                                        votes_config=votes, reporter=reporter, **options)
+        else:
+            result = train_pcfg(o.corpus, o.out, tokenizer=tokenizer, lang=lang, pretokenized=o.pretokenized,
+                                keep_punct=o.keep_punct, reporter=reporter, **options)
     log(result.summary(o.valid))
     return result
 

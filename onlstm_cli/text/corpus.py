@@ -62,7 +62,7 @@ def read_corpus(path: str | Path, tokenizer: Tokenizer, pretokenized: bool = Fal
     return sentences
 
 
-def _trained_reading(loaded) -> tuple[bool, bool]:
+def trained_reading(loaded) -> tuple[bool, bool]:
     """--pretokenized and --keep-punct as `train` was given them for `loaded` (a LoadedModel)."""
     data = loaded.meta.get("data", {})
     return data.get("pretokenized", False), data.get("keep_punct", False)
@@ -71,12 +71,12 @@ def _trained_reading(loaded) -> tuple[bool, bool]:
 def read_as_trained(path: str | Path, loaded, reverse: bool = False) -> list[list[str]]:
     """A text read as the training text of `loaded` (a LoadedModel) was: its tokenizer, and --pretokenized and
     --keep-punct as `train` was given them."""
-    return read_corpus(path, loaded.tokenizer, *_trained_reading(loaded), reverse)
+    return read_corpus(path, loaded.tokenizer, *trained_reading(loaded), reverse)
 
 
 def count_as_trained(path: str | Path, loaded) -> Counter:
     """The word counts of a text read as `read_as_trained` reads it, one sentence in memory at a time."""
-    return count_words(path, loaded.tokenizer, *_trained_reading(loaded))
+    return count_words(path, loaded.tokenizer, *trained_reading(loaded))
 
 
 def no_sentences(path: str | Path, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool) -> TrainingError:

@@ -7,6 +7,11 @@ it stopped), the divergence guard, and the Reporter's progress lines. Memory is 
 O(n²·rank) floats, and a training line longer than `max_len` words is left out (counted, and said at the start).
 After every epoch the validation text's perplexity (per word, over its sentences of 2 to `max_len` words) decides
 whether `out` is replaced; without a validation text, every epoch's model replaces it.
+
+With teachers (`focus`), training is parse-focused (Park and Kim 2024): each training sentence's likelihood is summed
+over the trees made of the spans its teachers' trees (and the branching voter, where `auto` gives one) propose, not
+over every binary tree; the text is read as the teachers' host language model reads it. Validation perplexity is
+still the whole likelihood's.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
 from onlstm_cli.lm.model import resolve_device
 from onlstm_cli.pcfg.model import NeuralPCFG
 from onlstm_cli.signals import StopSignals
-from onlstm_cli.text.corpus import iter_sentences, no_sentences
+from onlstm_cli.text.corpus import iter_sentences, no_sentences, trained_reading
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
 from onlstm_cli.training.lm.report import LineReporter, Reporter
@@ -44,6 +49,30 @@ class Text:
     valid: list[list[int]]
     left_out: int       # training lines over max_len words
     one_word: int       # training lines of one word (no binary rule to learn from)
+    focus: list | None = None  # each training sentence's spans its teachers propose (parse-focusing), or None
+
+
+@dataclass
+class Focus:
+    """Parse-focusing's input: the teachers' votes (training/student/votes.py's `Votes`: sentences, their spans, the
+    validation sentences), the names of the teachers that voted, and the loaded file whose reading the text
+    follows."""
+    votes: object
+    teachers: list[str]
+    host: object
+
+
+def focused_text(votes, max_vocab: int | None, min_freq: int, vocab: Vocabulary | None = None) -> Text:
+    """The votes' sentences (votes_of: read as the teachers' host reads them, at most max_len words) as a PCFG's text,
+    each training sentence with the spans of its votes."""
+    kept = [k for k, words in enumerate(votes.sentences) if len(words) >= 2]
+    if not kept:
+        raise TrainingError("the teachers' text has no line of two words or more for a PCFG to learn from")
+    sentences = [votes.sentences[k] for k in kept]
+    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq)
+    return Text(vocab, [vocab.encode(s) for s in sentences],
+                [vocab.encode(s) for s in votes.valid_sentences if len(s) >= 2], 0,
+                len(votes.sentences) - len(kept), [set(votes.spans[k]) for k in kept])
 
 
 def read_text(corpus, valid, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool, max_vocab: int | None,
@@ -72,33 +101,34 @@ class Progress:
     seconds: float = 0.0
 
 
-def run_identity(corpus, valid, out: Path, config: PcfgConfig, train: PcfgTrainConfig, reading: dict) -> dict:
+def run_identity(corpus, valid, out: Path, config: PcfgConfig, train: PcfgTrainConfig, reading: dict,
+                 focus: list | None = None) -> dict:
     """What a resumed run must share with the run that wrote its checkpoint."""
     return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()) if valid else None,
             "out": str(out.resolve()), "pcfg": config.to_dict(), "batch_size": train.batch_size,
-            "max_len": train.max_len, "seed": train.seed, "reading": reading}
+            "max_len": train.max_len, "seed": train.seed, "reading": reading,
+            "focus": [str(Path(name).resolve()) for name in focus] if focus else None}
 
 
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "pcfg": "the PCFG's sizes",
                   "batch_size": "--batch-size", "max_len": "--max-len", "seed": "--seed",
                   "reading": "reading of the text (--tokenizer, --lang, --pretokenized, --keep-punct, --max-vocab, "
-                             "--min-freq)"}
+                             "--min-freq)", "focus": "--teacher"}
 
 
 def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig | None = None, valid=None,
                tokenizer: Tokenizer | None = None, lang: str = "en", pretokenized: bool = False,
                keep_punct: bool = False, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_freq: int = DEFAULT_MIN_FREQ,
-               resume=None, reporter: Reporter | None = None, budget: Budget | None = None) -> PcfgTrainResult:
+               resume=None, reporter: Reporter | None = None, budget: Budget | None = None,
+               focus: "Focus | None" = None) -> PcfgTrainResult:
     """Train (or resume) a neural PCFG on `corpus`; `out` holds the best by validation perplexity. `config`: the
-    PcfgConfig's sizes (its vocabulary's aside). Every option is checked before anything is read."""
-    train = (train or PcfgTrainConfig()).check()
-    PcfgConfig(vocab_size=0, **(config or {})).check()
-    if max_vocab is not None and max_vocab < 3:
-        raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    PcfgConfig's sizes (its vocabulary's aside). `focus`: the teachers' votes that focus each sentence's likelihood
+    (training/student/focus.py makes them); the text is then theirs, read as their host language model reads it.
+    Every option is checked before anything is read."""
+    train = check_options(out, config, train, max_vocab)
     out, reporter = Path(out), reporter or LineReporter()
     budget = Budget(train.time_budget) if budget is None else budget
-    started = time.time()
-    check_destination(out)
+    started = min(time.time(), budget.started)  # the set-up counts: a focused run's teachers parse before this
     if train.threads:
         torch.set_num_threads(train.threads)
     tokenizer = tokenizer or Tokenizer()
@@ -107,14 +137,22 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     state = None if resume is None else read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training")
     if resume is not None and state is None:
         raise TrainingError(f"{resume} is not a PCFG's checkpoint (train --family pcfg writes those)")
-    text = read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
-                     None if state is None else Vocabulary(state["vocab"][2:]))
+    resumed_vocab = None if state is None else Vocabulary(state["vocab"][2:])
+    if focus:
+        text = focused_text(focus.votes, max_vocab, min_freq, resumed_vocab)
+        tokenizer, lang, (pretokenized, keep_punct) = focus.host.tokenizer, focus.host.lang, trained_reading(focus.host)
+        reading.update(tokenizer=tokenizer.to_dict(), lang=lang, pretokenized=pretokenized, keep_punct=keep_punct)
+    else:
+        text = read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
+                         resumed_vocab)
     sizes = PcfgConfig(vocab_size=len(text.vocab), **(config or {}))
     torch.manual_seed(train.seed)
     rng = random.Random(train.seed)
     model = NeuralPCFG(sizes).to(resolve_device(train.device))
     optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, betas=(0.75, 0.999))
-    identity = run_identity(corpus, valid, out, sizes, train, reading)
+    identity = run_identity(corpus, valid, out, sizes, train, reading, focus.teachers if focus else None)
+    if focus:
+        identity["focus_sentences"] = len(text.train) + text.one_word
     progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)
     tokens = sum(map(len, text.train))
     clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
@@ -123,23 +161,41 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
                      "keep_punct": keep_punct, "train_tokens": tokens, "left_out": text.left_out,
                      "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"},
             "train": {**asdict(train), "time_budget": budget.seconds}, "onlstm_version": __version__}
+    if focus:
+        meta["focus"] = {"teachers": focus.teachers, "right_branching": focus.votes.right_branching,
+                         "left_branching": focus.votes.left_branching, "sentences": len(text.train)}
     with StopSignals() as signals:
         run = PcfgRun(model, optimizer, rng, text, train, progress, identity, out, clock, reporter, meta,
                    (tokenizer, lang))
         return run.loop(signals)
 
 
+def check_options(out, config: dict | None, train: PcfgTrainConfig | None, max_vocab: int | None) -> PcfgTrainConfig:
+    """A run's options, each bad one a one-line TrainingError, and --out's place; the training config."""
+    train = (train or PcfgTrainConfig()).check()
+    PcfgConfig(vocab_size=0, **(config or {})).check()
+    if max_vocab is not None and max_vocab < 3:
+        raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
+    check_destination(Path(out))
+    return train
+
+
 def start_line(model: NeuralPCFG, text: Text, train: PcfgTrainConfig, tokens: int, progress: Progress) -> str:
     c = model.config
     where = f"; resumed in epoch {progress.epoch} after {progress.step} batches" if progress.step or progress.history else ""
     skipped = (f"; {text.left_out:,} lines over {train.max_len} words left out (--max-len)" if text.left_out else "")
+    focused = ", each one's likelihood over the trees its teachers propose" if text.focus is not None else ""
     return (f"a PCFG of {c.nonterminals} nonterminals, {c.preterminals} preterminals, rank {c.rank} "
             f"({sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters) on {len(text.train):,} sentences "
-            f"({tokens:,} words, vocabulary {len(text.vocab):,}){skipped}{where}")
+            f"({tokens:,} words, vocabulary {len(text.vocab):,}){focused}{skipped}{where}")
 
 
 def resumed(state: dict, identity: dict, path, model: NeuralPCFG, optimizer, rng: random.Random) -> Progress:
-    change = first_change(state.get("identity", {}), identity)
+    recorded = state.get("identity", {})
+    if bool(recorded.get("focus")) != bool(identity.get("focus")):
+        raise TrainingError(f"{path} is the checkpoint of a run " + ("with" if recorded.get("focus") else "without")
+                            + " --teacher; resume it with the run's own options, or start anew")
+    change = first_change(recorded, identity)
     if change is not None:
         key, before, value = change
         raise TrainingError(f"{path} is the checkpoint of a run with other {IDENTITY_NAMES[key]} ({before} there, "

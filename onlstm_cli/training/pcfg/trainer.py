@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.pcfg.model import NeuralPCFG
+from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
 from onlstm_cli.pcfg_file import pcfg_archive
 from onlstm_cli.training.run.files import Saves, checkpoint_path
@@ -132,9 +132,12 @@ class PcfgRun:
         return None
 
     def step(self, batch: list[int]) -> float:
-        """One Adam step on a batch; the loss per word (its sentences' negative log-likelihood over their words)."""
+        """One Adam step on a batch; the loss per word (its sentences' negative log-likelihood over their words, over
+        the trees its teachers propose where the run is focused)."""
         ids, lengths = batch_tensors(self.text.train, batch, self.model.words.weight.device)
-        log_likelihood = self.model.log_likelihood(ids, lengths)
+        mask = (None if self.text.focus is None else
+                focus_mask([self.text.focus[k] for k in batch], lengths.tolist()).to(ids.device))
+        log_likelihood = self.model.log_likelihood(ids, lengths, mask)
         self.optimizer.zero_grad()
         (-log_likelihood.mean()).backward()
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train.clip or math.inf)

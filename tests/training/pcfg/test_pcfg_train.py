@@ -108,7 +108,8 @@ def test_a_run_whose_loss_is_never_finite_ends_as_diverged(tmp_path, tiny_corpus
     from onlstm_cli.pcfg.model import NeuralPCFG
     from onlstm_cli.training.pcfg.train import train_pcfg
     real = NeuralPCFG.log_likelihood
-    monkeypatch.setattr(NeuralPCFG, "log_likelihood", lambda self, ids, lengths: real(self, ids, lengths) * math.nan)
+    monkeypatch.setattr(NeuralPCFG, "log_likelihood",
+                        lambda self, ids, lengths, log_mask=None: real(self, ids, lengths, log_mask) * math.nan)
     with pytest.raises(Diverged, match="5 steps in a row"):
         train_pcfg(tiny_corpus["train"], tmp_path / "p.onlstm", SMALL_SIZES,
                    PcfgTrainConfig(epochs=1, time_budget=None, batch_size=2), reporter=QuietReporter())

@@ -1,0 +1,57 @@
+"""Parse-focusing (Park and Kim 2024): a neural PCFG trained on the likelihood of the trees its teachers propose.
+
+The teachers vote as they do for a span parser (votes.py: the branching voter, teachers left out as branching
+rules); each training sentence's allowed spans are those of any voter's tree, and the PCFG (training/pcfg/) sums its
+likelihood over the binary trees made of them alone. The teachers parse the training text until a quarter of the
+budget is spent; a resumed run's parse the sentences its first run had.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from onlstm_cli.config import DEFAULT_MAX_VOCAB, PcfgTrainConfig, SelfTrainConfig
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.induction.teachers import as_teacher
+from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
+from onlstm_cli.training.lm.report import LineReporter
+from onlstm_cli.training.pcfg.train import Focus, check_options, train_pcfg
+from onlstm_cli.training.run.clock import Budget
+from onlstm_cli.training.student.votes import votes_of
+
+
+def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_len: int, log,
+             deadline: float | None = None, limit: int | None = None) -> Focus:
+    """The teachers' (loaded model files or Teachers) votes on the text's sentences of at most `max_len` words."""
+    if valid is None:
+        raise TrainingError("--teacher needs --valid: the teachers' trees of it choose the branching voter")
+    voting = [as_teacher(t, votes_config.teacher_layers, votes_config.extra_layers) for t in teachers]
+    host = next((t.host for t in voting if t.host is not None), None)
+    if host is None:
+        raise TrainingError("a focused PCFG reads the text as its teachers' language model does: give an ON-LSTM "
+                            "file among the --teacher files")
+    votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len), log, deadline=deadline,
+                     limit=limit)
+    left_out = {c.teacher for c in votes.collapsed}
+    return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
+
+
+def train_focused_pcfg(corpus, out, teachers: list, valid, votes_config: SelfTrainConfig | None = None,
+                       train: PcfgTrainConfig | None = None, budget: Budget | None = None, resume=None,
+                       reporter=None, **options):
+    """`train --family pcfg --teacher A --teacher B …`: train_pcfg's run (`options` are its own), focused on the
+    teachers' votes."""
+    train = check_options(out, options.get("config"), train, options.get("max_vocab", DEFAULT_MAX_VOCAB))
+    budget = Budget(train.time_budget) if budget is None else budget
+    reporter = reporter or LineReporter()
+    limit = None
+    if resume is not None:
+        state = read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training") or {}
+        limit = state.get("identity", {}).get("focus_sentences")
+        if limit is None:
+            raise TrainingError(f"{resume} is not the checkpoint of a PCFG trained with --teacher; resume it with the "
+                                "run's own options, or start anew")
+    deadline = None if limit is not None or budget.seconds is None else budget.started + budget.seconds / 4
+    focus = focus_of(teachers, corpus, valid, (votes_config or SelfTrainConfig()).check(), train.max_len,
+                     reporter.message, deadline, limit)
+    return train_pcfg(corpus, out, train=train, valid=valid, resume=resume, reporter=reporter, budget=budget,
+                      focus=focus, **options)

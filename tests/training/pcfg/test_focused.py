@@ -1,0 +1,106 @@
+"""`onlstm train --family pcfg --teacher …`: parse-focusing, a PCFG whose likelihood is summed over the trees its
+teachers propose: the spans each sentence is focused on, the file it writes, resuming, and the refusals."""
+import pytest
+
+from conftest import QuietReporter
+from onlstm_cli.config import PcfgTrainConfig, SelfTrainConfig
+from onlstm_cli.errors import TrainingError
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.training.student.votes import right_branching_spans
+
+from test_pcfg_train import SMALL, SMALL_SIZES, one_error_line, run
+
+
+def test_each_sentence_is_focused_on_the_spans_of_its_voters_trees(tiny_corpus, tiny_model_path):
+    from onlstm_cli.induction.teachers import model_trees
+    from onlstm_cli.training.pcfg.train import focused_text
+    from onlstm_cli.training.student.focus import focus_of
+    teacher = load_model(tiny_model_path)
+    focus = focus_of([teacher], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(right_branching=1.0),
+                     max_len=40, log=lambda line: None)
+    assert focus.teachers == [str(tiny_model_path)] and focus.host is teacher
+    text = focused_text(focus.votes, None, 1)
+    kept = [s for s in focus.votes.sentences if len(s) >= 2]
+    own = model_trees(teacher, kept)
+    assert len(text.focus) == len(text.train) == len(kept)
+    for allowed, tree, words in zip(text.focus, own, kept):
+        assert tree <= allowed and right_branching_spans(len(words)) <= allowed  # each voter's tree is allowed
+        assert allowed <= tree | right_branching_spans(len(words)) | {(0, len(words))}  # and nothing else
+
+
+def test_a_focused_pcfg_is_written_parses_and_resumes_with_its_teachers(tmp_path, tiny_corpus, tiny_model_path):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    from onlstm_cli.training.student.focus import train_focused_pcfg
+    out = tmp_path / "focused.onlstm"
+    teachers = [load_model(tiny_model_path)]
+    votes = SelfTrainConfig(right_branching=1.0)
+    reporter = QuietReporter()
+    first = train_focused_pcfg(tiny_corpus["train"], out, teachers, tiny_corpus["valid"], votes,
+                               PcfgTrainConfig(epochs=1, time_budget=None), config=SMALL_SIZES, reporter=reporter)
+    assert out.is_file() and first.epochs_done == 1
+    assert any("over the trees its teachers propose" in line for line in reporter.messages)
+    loaded = load_model(out)
+    assert loaded.kind == "pcfg" and loaded.meta["focus"]["teachers"] == [str(tiny_model_path)]
+    assert loaded.meta["focus"]["right_branching"] == 1.0
+    second = train_focused_pcfg(tiny_corpus["train"], out, teachers, tiny_corpus["valid"], votes,
+                                PcfgTrainConfig(epochs=2, time_budget=None), config=SMALL_SIZES,
+                                resume=first.checkpoint, reporter=QuietReporter())
+    assert second.epochs_done == 2
+    with pytest.raises(TrainingError, match="with --teacher"):  # the focused checkpoint, resumed unfocused
+        train_pcfg(tiny_corpus["train"], tmp_path / "plain.onlstm", SMALL_SIZES, PcfgTrainConfig(epochs=3),
+                   valid=tiny_corpus["valid"], resume=first.checkpoint, reporter=QuietReporter())
+    plain = train_pcfg(tiny_corpus["train"], tmp_path / "plain.onlstm", SMALL_SIZES,
+                       PcfgTrainConfig(epochs=1, time_budget=None), valid=tiny_corpus["valid"], reporter=QuietReporter())
+    with pytest.raises(TrainingError, match="not the checkpoint of a PCFG trained with --teacher"):
+        train_focused_pcfg(tiny_corpus["train"], out, teachers, tiny_corpus["valid"], votes,
+                           PcfgTrainConfig(epochs=2), config=SMALL_SIZES, resume=plain.checkpoint,
+                           reporter=QuietReporter())
+
+
+def test_the_focused_loss_is_the_likelihood_of_the_proposed_trees(tmp_path, tiny_corpus, tiny_model_path,
+                                                                    monkeypatch):
+    """Every step's likelihood is masked to its sentences' focus spans: a run whose voters propose one tree (the
+    right-branching one, the teacher weighing nothing against it) reaches the trees' likelihood, not the sentence's."""
+    from onlstm_cli.pcfg.model import NeuralPCFG
+    from onlstm_cli.training.student.focus import train_focused_pcfg
+    masks = []
+    real = NeuralPCFG.log_likelihood
+
+    def spy(self, ids, lengths, log_mask=None):
+        if self.training:
+            masks.append(log_mask)
+        return real(self, ids, lengths, log_mask)
+
+    monkeypatch.setattr(NeuralPCFG, "log_likelihood", spy)
+    train_focused_pcfg(tiny_corpus["train"], tmp_path / "f.onlstm", [load_model(tiny_model_path)],
+                       tiny_corpus["valid"], SelfTrainConfig(right_branching=1.0),
+                       PcfgTrainConfig(epochs=1, time_budget=None), config=SMALL_SIZES, reporter=QuietReporter())
+    assert masks and all(mask is not None for mask in masks)
+    assert any(bool((mask < 0).any()) for mask in masks)  # some spans are forbidden
+
+
+def test_a_focused_runs_bad_options_are_refused_in_one_line(runner, tmp_path, tiny_corpus, tiny_model_path):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    corpus, valid = tiny_corpus["train"], tiny_corpus["valid"]
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--teacher", tiny_model_path, "-o",
+                                tmp_path / "a.onlstm", *SMALL]), "--valid")
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--teacher", tiny_model_path, "--valid", valid,
+                                "--second-round", "-o", tmp_path / "b.onlstm"]), "--second-round")
+    pcfg = tmp_path / "p.onlstm"
+    train_pcfg(corpus, pcfg, SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None), valid=valid,
+               reporter=QuietReporter())
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--teacher", pcfg, "--valid", valid, "-o",
+                                tmp_path / "c.onlstm", *SMALL]), "give an ON-LSTM file")
+    assert not (tmp_path / "a.onlstm").exists() and not (tmp_path / "c.onlstm").exists()
+
+
+def test_the_command_trains_a_focused_pcfg(runner, tmp_path, tiny_corpus, tiny_model_path):
+    out = tmp_path / "cli.onlstm"
+    result = run(runner, ["train", tiny_corpus["train"], "--family", "pcfg", "--teacher", tiny_model_path,
+                          "--valid", tiny_corpus["valid"], "--right-branching", "1", "--epochs", "1", "--threads", "1",
+                          "-o", out, *SMALL])
+    assert result.exit_code == 0, result.output
+    assert "over the trees its teachers propose" in result.stderr
+    assert "best valid ppl" in result.stderr.splitlines()[-1]
+    parsed = run(runner, ["parse", "-m", out], input="the cat sat on the mat\n")
+    assert parsed.exit_code == 0 and parsed.stdout.count("(") == 2 * 6 - 1
