@@ -57,3 +57,16 @@ def printable_json(text: str) -> str:
     """JSON text (json.dumps escapes C0 controls already) with DEL, C1 controls and the separators escaped
     too: the same data when parsed, nothing a terminal acts on when shown."""
     return text.translate({c: f"\\u{c:04x}" for c in _ACTED_ON if c >= 0x7f})
+
+
+def duration(seconds: float) -> str:
+    """90 → '1.5 min', 40 → '40 s', 9000 → '2.5 h'."""
+    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def count(value, unit: str) -> str:
+    """4.498 epochs → '4.5 epochs' (a run cut short ends within an epoch), 1 → '1 epoch'."""
+    if not isinstance(value, (int, float)):
+        return f"{value} {unit}s"
+    shown = f"{round(value, 2):g}"
+    return f"{shown} {unit}{'' if shown == '1' else 's'}"

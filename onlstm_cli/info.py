@@ -20,7 +20,7 @@ import os
 import re
 from pathlib import Path
 
-from onlstm_cli.console import printable
+from onlstm_cli.console import count, duration, printable
 from onlstm_cli.modelfile import load_model, validation_history
 
 NOT_HERE = "†"  # after a recorded path not found here; explained once, under the report
@@ -53,7 +53,7 @@ def model_info(model: str | Path) -> dict:
     if loaded.pcfg is not None:
         report["pcfg"] = {"config": loaded.pcfg.config.to_dict(),
                           "parameters": sum(p.numel() for p in loaded.pcfg.parameters()),
-                          "left_out": (meta.get("data") or {}).get("left_out")}
+                          "left_out": (meta.get("data") or {}).get("left_out"), "focus": meta.get("focus")}
     card = Path(path).with_suffix(".md")
     if card.is_file():
         report["model_card"] = card_figures(card)
@@ -113,11 +113,13 @@ def sized_model(section: dict, archive: dict, where: str):
 
 
 def recorded_paths(report: dict) -> list[str]:
-    """The paths the file records, as recorded: its training text and validation, a span parser's teachers and
-    text (written where the model was made; relative ones from the folder `train` ran in)."""
+    """The paths the file records, as recorded: its training text and validation, a span parser's (or a focused
+    PCFG's) teachers and text (written where the model was made; relative ones from the folder `train` ran in)."""
     data, span = report.get("data") or {}, report.get("span_parser") or {}
     teachers = span.get("teachers") if isinstance(span.get("teachers"), list) else [span.get("teachers")]
-    paths = [data.get("corpus"), data.get("valid"), *teachers, span.get("corpus"), span.get("valid")]
+    focus = (report.get("pcfg") or {}).get("focus") or {}  # a parse-focused PCFG's teachers
+    paths = [data.get("corpus"), data.get("valid"), *teachers, span.get("corpus"), span.get("valid"),
+             *(focus.get("teachers") if isinstance(focus.get("teachers"), list) else [])]
     return list(dict.fromkeys(p for p in paths if isinstance(p, str) and p))
 
 
@@ -237,7 +239,8 @@ def model_rows(report: dict) -> list[tuple[str, str]]:
                                     f"rules of rank {c['rank']}; vocabulary {sizes['vocabulary']:,} words"),
                 ("parsing", "its MBR trees (the largest sum of span marginals); -f json gives each sentence's "
                             "log-likelihood" + ("; cut at punctuation marks first"
-                                                if report.get("punctuation") == "boundaries" else ""))]
+                                                if report.get("punctuation") == "boundaries" else ""))] \
+            + focus_rows(report["pcfg"].get("focus"), report.get("paths_not_found", ()))
     if "layers" not in sizes:
         return [language, ("sizes", f"a span parser without a language model; vocabulary {sizes['vocabulary']:,} "
                                     "words"),
@@ -279,18 +282,14 @@ def lm_training_rows(report: dict) -> list[tuple[str, str]]:
                 if isinstance(data.get("unigram_ppl"), (int, float)) else ""))]
 
 
-def duration(seconds: float) -> str:
-    """90 → '1.5 min', 40 → '40 s', 9000 → '2.5 h'."""
-    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min" if seconds < 7200 \
-        else f"{seconds / 3600:.1f} h"
-
-
-def count(value, unit: str) -> str:
-    """4.498 epochs → '4.5 epochs' (a run cut short ends within an epoch), 1 → '1 epoch'."""
-    if not isinstance(value, (int, float)):
-        return f"{value} {unit}s"
-    shown = f"{round(value, 2):g}"
-    return f"{shown} {unit}{'' if shown == '1' else 's'}"
+def focus_rows(focus, not_found) -> list[tuple[str, str]]:
+    """A parse-focused PCFG's teachers and branching voter (training/student/focus.py), where it was one."""
+    if not isinstance(focus, dict) or not isinstance(focus.get("teachers"), list):
+        return []
+    voters = [f"a {side}-branching tree of weight {focus[f'{side}_branching']:.3g}" for side in ("right", "left")
+              if isinstance(focus.get(f"{side}_branching"), (int, float)) and focus[f"{side}_branching"] > 0]
+    return [("focused", "each sentence's likelihood over the trees of "
+             + ", ".join([shown_path(str(t), not_found) for t in focus["teachers"]] + voters))]
 
 
 def tokenizer_traits(tok: dict) -> list[tuple[str, bool]]:

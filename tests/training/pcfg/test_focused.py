@@ -104,3 +104,6 @@ def test_the_command_trains_a_focused_pcfg(runner, tmp_path, tiny_corpus, tiny_m
     assert "best valid ppl" in result.stderr.splitlines()[-1]
     parsed = run(runner, ["parse", "-m", out], input="the cat sat on the mat\n")
     assert parsed.exit_code == 0 and parsed.stdout.count("(") == 2 * 6 - 1
+    info = run(runner, ["info", out])
+    focused = next(line for line in info.stdout.splitlines() if line.strip().startswith("focused"))
+    assert str(tiny_model_path) in focused and "a right-branching tree of weight 1" in focused
