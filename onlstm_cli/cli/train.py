@@ -219,7 +219,9 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
     from onlstm_cli.text.languages import corpus_language
     from onlstm_cli.training.pcfg.train import train_pcfg
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
-    log = FirstLine([*notes, None if o.resume is not None else note, validation_note(o.valid)], err_line)
+    if o.resume is not None or o.teacher:  # read as the checkpoint says, or as the teachers' language model reads
+        note = None
+    log = FirstLine([*notes, note, validation_note(o.valid)], err_line)
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
                             max_len=o.max_len, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))

@@ -101,6 +101,7 @@ def test_the_command_trains_a_focused_pcfg(runner, tmp_path, tiny_corpus, tiny_m
                           "-o", out, *SMALL])
     assert result.exit_code == 0, result.output
     assert "over the trees its teachers propose" in result.stderr
+    assert "tokenizer ptb" not in result.stderr  # the text is read as the teacher reads it: no language guessed
     assert "best valid ppl" in result.stderr.splitlines()[-1]
     parsed = run(runner, ["parse", "-m", out], input="the cat sat on the mat\n")
     assert parsed.exit_code == 0 and parsed.stdout.count("(") == 2 * 6 - 1
