@@ -372,8 +372,8 @@ def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log)
             trees[k] = [voter + part for voter, part in zip(trees[k], parts)] if done else parts
         done += len(chunk)
     if done < len(sentences):
-        log(f"the time budget let the teachers parse {done:,} of the {len(sentences):,} training sentences: the span "
-            "parser learns from those (a larger --time-budget gives it more)")
+        log(f"the time budget let the teachers parse {done:,} of the {len(sentences):,} training sentences: the "
+            "student learns from those (a larger --time-budget gives it more)")
     return trees
 
 
