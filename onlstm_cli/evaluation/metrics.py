@@ -48,6 +48,22 @@ def pairwise_agreement(trees: list[list[set[Span]]]) -> dict[tuple[int, int], fl
     return pair
 
 
+def right_branching_spans(n: int) -> set:
+    return {(start, n) for start in range(1, n - 1)}  # every suffix of two words or more, the whole aside
+
+
+def left_branching_spans(n: int) -> set:
+    return {(0, end) for end in range(2, n)}  # every prefix of two words or more, the whole aside
+
+
+def branching_agreements(trees: list[set], lengths: list[int]) -> tuple[float, float]:
+    """One voter's trees' mean agreement (symmetric sentence F1, in [0, 1]) with right-branching trees of the same
+    sentences, and with left-branching ones."""
+    right = [right_branching_spans(n) for n in lengths]
+    left = [left_branching_spans(n) for n in lengths]
+    return pairwise_agreement([trees, right])[0, 1], pairwise_agreement([trees, left])[0, 1]
+
+
 def mutual_agreement(trees: list[list[set[Span]]]) -> list[float]:
     """Each model's mean pairwise_agreement with the others: a seed well below the others is an odd run
     (docs/experiments/english.md)."""

@@ -11,11 +11,14 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask
+from onlstm_cli.config import SelfTrainConfig
+from onlstm_cli.evaluation.metrics import branching_agreements
+from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask, pcfg_trees
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
 from onlstm_cli.pcfg_file import pcfg_archive
 from onlstm_cli.training.run.files import Saves, checkpoint_path
 from onlstm_cli.training.run.guard import DivergenceGuard
+from onlstm_cli.trees import build_tree, tree_spans
 
 
 @dataclass
@@ -67,6 +70,29 @@ def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64)
     return math.exp(min(-total / sum(map(len, ids_of)), 50.0))
 
 
+# A run's end parses at most this many validation sentences to see whether its trees are a branching rule's
+BRANCHING_CHECK_SENTENCES = 500
+
+
+def branching_warning(model: NeuralPCFG, valid: list[list[int]]) -> str | None:
+    """A warning where the PCFG's MBR trees of the validation sentences (of 3 words or more, the first
+    BRANCHING_CHECK_SENTENCES) agree more than a recipe's vote allows (`--max-branching-agreement`'s default) with
+    right- or left-branching trees: such a grammar learned that rule (PCFGs fall to one by seed: pcfg.md)."""
+    sentences = [ids for ids in valid if len(ids) >= 3][:BRANCHING_CHECK_SENTENCES]
+    if not sentences:
+        return None
+    model.eval()
+    heights, _ = pcfg_trees(model, sentences)
+    trees = [tree_spans(build_tree(h, list(range(len(h))), "symmetric")) for h in heights]
+    right, left = branching_agreements(trees, [len(ids) for ids in sentences])
+    side, agreement = ("right", right) if right >= left else ("left", left)
+    if 100 * agreement <= SelfTrainConfig.max_branching_agreement:
+        return None
+    return (f"warning: the PCFG's trees of the validation text agree {100 * agreement:.1f} with {side}-branching "
+            "trees: it learned that rule, not the text's structure (a recipe leaves such a teacher out of its vote); "
+            "another --seed, or --teacher files to focus it on, may learn more")
+
+
 class PcfgRun:
     def __init__(self, model, optimizer, rng, text, train, progress, identity: dict, out: Path, clock, reporter,
                  meta: dict, reading: tuple):
@@ -76,6 +102,7 @@ class PcfgRun:
         self.checkpoint = checkpoint_path(out)
         self.saves, self.guard = Saves(reporter.message), DivergenceGuard(train.max_bad_steps)
         self.train_loss = math.nan
+        self.best_state = None  # the weights `out` holds, where this run wrote it
 
     def loop(self, signals):
         p, stop = self.progress, None
@@ -92,6 +119,11 @@ class PcfgRun:
                                   f"{self.checkpoint}")
         if self.saves.unsaved is not None:
             raise TrainingError(f"training stopped, but its last save failed: {self.saves.unsaved}")
+        if stop != "interrupt" and self.best_state is not None:
+            self.model.load_state_dict(self.best_state)  # the model `out` holds (the run is over: its checkpoint is out)
+            warning = branching_warning(self.model, self.text.valid)
+            if warning:
+                self.reporter.message(warning)
         done = len(p.history) and p.history[-1]["epochs"]
         return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
                                self.clock.seconds(), stop == "time", stop == "interrupt", int(signals.caught),
@@ -171,6 +203,7 @@ class PcfgRun:
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
             self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang, meta),
                                            self.out))
+            self.best_state = {name: value.detach().clone() for name, value in self.model.state_dict().items()}
         self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved)
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()

@@ -13,7 +13,8 @@ import torch
 
 from onlstm_cli.config import AUTO, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.evaluation.metrics import mutual_agreement, pairwise_agreement
+from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_spans, mutual_agreement,
+                                          right_branching_spans)
 from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
@@ -73,22 +74,6 @@ def consensus_targets(votes: list[dict], lengths: list[int], batch_size: int = 2
     """--targets tree: each sentence's consensus tree, 1 for its spans and 0 (absent) for every other."""
     return [dict.fromkeys(tree_spans(build_tree(height, list(range(n)), "symmetric")), 1.0)
             for height, n in zip(consensus_heights(votes, lengths, batch_size), lengths)]
-
-
-def right_branching_spans(n: int) -> set:
-    return {(start, n) for start in range(1, n - 1)}  # every suffix of two words or more
-
-
-def left_branching_spans(n: int) -> set:
-    return {(0, end) for end in range(2, n)}  # every prefix of two words or more
-
-
-def branching_agreements(trees: list[set], lengths: list[int]) -> tuple[float, float]:
-    """One voter's trees' mean agreement (symmetric sentence F1, in [0, 1]) with right-branching trees of the same
-    sentences, and with left-branching ones."""
-    right = [right_branching_spans(n) for n in lengths]
-    left = [left_branching_spans(n) for n in lengths]
-    return pairwise_agreement([trees, right])[0, 1], pairwise_agreement([trees, left])[0, 1]
 
 
 @dataclass

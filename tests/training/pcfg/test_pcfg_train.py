@@ -167,3 +167,40 @@ def test_sigterm_stops_a_run_at_a_checkpoint_that_resumes(tmp_path, tiny_corpus,
                                                                                 batch_size=4),
                          resume=stopped.checkpoint, reporter=QuietReporter())
     assert not resumed.interrupted and resumed.epochs_done == 1 and out.is_file()
+
+
+def branching_heights(n: int, side: str) -> list[int]:
+    """Split heights whose symmetric-split tree is the right- (or left-) branching tree of n words."""
+    return [0] + (list(range(n, 1, -1)) if side == "right" else list(range(2, n + 1)))
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_a_run_whose_trees_are_a_branching_rule_says_so(tmp_path, tiny_corpus, monkeypatch, side):
+    import onlstm_cli.training.pcfg.trainer as trainer
+    from onlstm_cli.evaluation.metrics import left_branching_spans, right_branching_spans
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    from onlstm_cli.trees import build_tree, tree_spans
+    shape = right_branching_spans if side == "right" else left_branching_spans
+    assert tree_spans(build_tree(branching_heights(6, side), list(range(6)), "symmetric")) == shape(6)
+    parsed = []
+    monkeypatch.setattr(trainer, "pcfg_trees", lambda model, sentences: parsed.append(len(sentences)) or (
+        [branching_heights(len(ids), side) for ids in sentences], [None] * len(sentences)))
+    reporter = QuietReporter()
+    train_pcfg(tiny_corpus["train"], tmp_path / "p.onlstm", SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None),
+               valid=tiny_corpus["valid"], reporter=reporter)
+    warning = [line for line in reporter.messages if line.startswith("warning:")]
+    assert len(warning) == 1 and f"agree 100.0 with {side}-branching trees" in warning[0], reporter.messages
+    assert parsed and parsed[0] <= trainer.BRANCHING_CHECK_SENTENCES
+
+
+def test_trees_that_are_no_branching_rule_give_no_warning(monkeypatch):
+    import onlstm_cli.training.pcfg.trainer as trainer
+    from onlstm_cli.pcfg.model import NeuralPCFG
+    from onlstm_cli.config import PcfgConfig
+    model = NeuralPCFG(PcfgConfig(vocab_size=20, **SMALL_SIZES))
+    sentences = [[2, 3, 4, 5, 6, 7], [3, 4, 5, 6, 7, 8], [2, 2], [5, 6, 7, 8, 9, 10]]
+    # two right-branching trees of three: 66.7 with right-branching trees, under the vote's 90
+    monkeypatch.setattr(trainer, "pcfg_trees", lambda m, ids: ([branching_heights(len(s), side) for s, side in
+                                                                zip(ids, ["right", "left", "right"])], None))
+    assert trainer.branching_warning(model, sentences) is None
+    assert trainer.branching_warning(model, [[2, 3]]) is None  # no sentence of 3 words: nothing to compare
