@@ -17,7 +17,7 @@ _LAZY = {
     "RecipeConfig": "config", "run_recipe": "training.recipe.runner", "Budget": "training.run.clock",
     "ModelFamily": "training.families", "FAMILIES": "training.families",
     "PcfgConfig": "config", "PcfgTrainConfig": "config", "NeuralPCFG": "pcfg.model",
-    "train_pcfg": "training.pcfg.train",
+    "train_pcfg": "training.pcfg.train", "train_focused_pcfg": "training.student.focus",
     "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api", "LineParser": "induction.line_parser",
     "parse_lines": "induction.distances", "sentence_distances": "induction.distances", "resolve_model": "induction.models",
     "parse_in_workers": "induction.parallel", "model_info": "info",
