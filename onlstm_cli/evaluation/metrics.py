@@ -64,6 +64,12 @@ def branching_agreements(trees: list[set], lengths: list[int]) -> tuple[float, f
     return pairwise_agreement([trees, right])[0, 1], pairwise_agreement([trees, left])[0, 1]
 
 
+def nearest_branching(trees: list[set], lengths: list[int]) -> tuple[str, float]:
+    """("right" or "left", %): the branching tree the trees agree with most (branching_agreements), and how much."""
+    right, left = branching_agreements(trees, lengths)
+    return ("right", 100 * right) if right >= left else ("left", 100 * left)
+
+
 def mutual_agreement(trees: list[list[set[Span]]]) -> list[float]:
     """Each model's mean pairwise_agreement with the others: a seed well below the others is an odd run
     (docs/experiments/english.md)."""

@@ -12,7 +12,7 @@ import torch
 
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.config import SelfTrainConfig
-from onlstm_cli.evaluation.metrics import branching_agreements
+from onlstm_cli.evaluation.metrics import nearest_branching
 from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask, pcfg_trees
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
 from onlstm_cli.pcfg_file import pcfg_archive
@@ -84,11 +84,10 @@ def branching_warning(model: NeuralPCFG, valid: list[list[int]]) -> str | None:
     model.eval()
     heights, _ = pcfg_trees(model, sentences)
     trees = [tree_spans(build_tree(h, list(range(len(h))), "symmetric")) for h in heights]
-    right, left = branching_agreements(trees, [len(ids) for ids in sentences])
-    side, agreement = ("right", right) if right >= left else ("left", left)
-    if 100 * agreement <= SelfTrainConfig.max_branching_agreement:
+    side, agreement = nearest_branching(trees, [len(ids) for ids in sentences])
+    if agreement <= SelfTrainConfig.max_branching_agreement:
         return None
-    return (f"warning: the PCFG's trees of the validation text agree {100 * agreement:.1f} with {side}-branching "
+    return (f"warning: the PCFG's trees of the validation text agree {agreement:.1f} with {side}-branching "
             "trees: it learned that rule, not the text's structure (a recipe leaves such a teacher out of its vote); "
             "another --seed, or --teacher files to focus it on, may learn more")
 

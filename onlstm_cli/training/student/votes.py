@@ -14,7 +14,7 @@ import torch
 from onlstm_cli.config import AUTO, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_spans, mutual_agreement,
-                                          right_branching_spans)
+                                          nearest_branching, right_branching_spans)
 from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
@@ -112,10 +112,9 @@ def without_collapsed(teachers: list, free_trees: list, lengths: list[int], abov
     it. Where every teacher has, all vote, with a warning: there is nothing else to learn from."""
     collapsed = []
     for teacher, own in zip(teachers, free_trees):
-        right, left = branching_agreements(own[teacher.weighing], lengths)
-        side, value = ("right", right) if right >= left else ("left", left)
-        if above < 100 and 100 * value > above:
-            collapsed.append(Collapsed(teacher.name, side, round(100 * value, 1)))
+        side, value = nearest_branching(own[teacher.weighing], lengths)
+        if above < 100 and value > above:
+            collapsed.append(Collapsed(teacher.name, side, round(value, 1)))
     if collapsed and len(collapsed) == len(teachers):
         log("warning: every teacher's trees of the validation text are nearly branching trees ("
             + ", ".join(f"{Path(c.teacher).name} {c.agreement:.1f} {c.side}" for c in collapsed)
