@@ -4,7 +4,8 @@ a training step of the default PCFG, side by side in one run.
     python benchmarks/bench_pcfg_gpu.py                 # on the CUDA device (exits 2 without one)
     python benchmarks/bench_pcfg_gpu.py --device cpu --quick   # smoke run: tiny, on CPU
 
-Prints (1) the largest differences between CUDA and CPU (float64) of log Z and of every gradient, on random rules;
+Prints (1) the largest differences between CUDA and CPU (float64) of log Z and of every gradient, on random rules,
+without and with a span mask (parse-focusing);
 (2) the inside pass forward + backward in words/s at the default sizes (PcfgConfig), 32 sentences of 20 and of 40
 words, on the device and on this machine's CPU (all its threads), and the ratio; (3) a whole training step
 (NeuralPCFG.log_likelihood, backward, Adam) in words/s on the device.
@@ -21,7 +22,7 @@ import torch
 
 from onlstm_cli import fast
 from onlstm_cli.config import PcfgConfig
-from onlstm_cli.pcfg.model import NeuralPCFG
+from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask
 
 
 def sync(device) -> None:
@@ -49,15 +50,21 @@ def inside_step(model: NeuralPCFG, ids, lengths):
     return run
 
 
-def agreement(device) -> tuple[float, float]:
-    """max |Δ log Z| and max |Δ gradient| between `device` and the CPU, in float64."""
+def agreement(device, focused: bool = False) -> tuple[float, float]:
+    """max |Δ log Z| and max |Δ gradient| between `device` and the CPU, in float64; `focused`: with a span mask
+    (parse-focusing, `focus_mask`) that allows each sentence's right-branching spans and a few random ones."""
     torch.manual_seed(0)
     model = NeuralPCFG(PcfgConfig(vocab_size=50, nonterminals=6, preterminals=8, rank=12, symbol_size=16)).double()
     ids, lengths = torch.randint(2, 50, (4, 15)), torch.tensor([15, 11, 7, 2])
+    mask = None
+    if focused:
+        spans = [{(i, n) for i in range(n - 1)} | {tuple(sorted(map(int, torch.randint(0, n + 1, (2,)))))
+                                                   for _ in range(5)} for n in lengths.tolist()]
+        mask = focus_mask([{(i, j) for i, j in s if j - i >= 2} for s in spans], lengths.tolist()).double()
     results = []
     for where in (torch.device("cpu"), device):
         model.to(where).zero_grad()
-        log_z = model.log_likelihood(ids.to(where), lengths.to(where))
+        log_z = model.log_likelihood(ids.to(where), lengths.to(where), None if mask is None else mask.to(where))
         log_z.sum().backward()
         results.append((log_z.detach().cpu(), [p.grad.detach().cpu() for p in model.parameters()]))
     (z_cpu, g_cpu), (z_dev, g_dev) = results
@@ -79,6 +86,9 @@ def main(argv=None) -> int:
     dz, dg = agreement(device)
     print(f"{'pcfg device vs CPU, float64: max |Δ log Z|':72s} {dz:10.2e}")
     print(f"{'pcfg device vs CPU, float64: max |Δ gradient|':72s} {dg:10.2e}")
+    dz, dg = agreement(device, focused=True)
+    print(f"{'pcfg focused (span mask), device vs CPU, float64: max |Δ log Z|':72s} {dz:10.2e}")
+    print(f"{'pcfg focused (span mask), device vs CPU, float64: max |Δ gradient|':72s} {dg:10.2e}")
     sizes = PcfgConfig(vocab_size=200 if args.quick else 10000, **({"rank": 8} if args.quick else {}))
     repeats = 1 if args.quick else args.repeats
     for n in ((6,) if args.quick else (20, 40)):

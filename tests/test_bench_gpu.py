@@ -63,3 +63,17 @@ def test_tree_differences_are_told_apart_from_ties(bench):
     assert bench.order_flips([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]) == (0, True)
     assert bench.order_flips([1.0, 1.00005, 0.0], [1.0, 0.99996, 0.0]) == (1, True)
     assert bench.order_flips([1.0, 2.0], [2.0, 1.0]) == (1, False)
+
+
+def test_the_pcfg_gpu_benchmark_smoke_mode_checks_the_focused_inside_pass_too(capsys):
+    """benchmarks/bench_pcfg_gpu.py --device cpu --quick: every line it prints on a GPU, the span mask's included
+    (on CPU against CPU, so each difference is 0)."""
+    spec = importlib.util.spec_from_file_location("bench_pcfg_gpu", REPO / "benchmarks" / "bench_pcfg_gpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--device", "cpu", "--quick"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    agreements = [line for line in lines if "device vs CPU, float64" in line]
+    assert len(agreements) == 4 and sum("focused (span mask)" in line for line in agreements) == 2
+    assert all(float(line.split()[-1]) == 0.0 for line in agreements)
+    assert any(line.startswith("pcfg training step 32x6 on cpu, words/s") for line in lines)
