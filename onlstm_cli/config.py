@@ -301,6 +301,9 @@ class RecipeConfig:
     span_parser_until_budget: bool = True  # with a time budget, the span parser trains until the recipe's time is
                                            # spent (no epoch cap, no patience), its epoch of lowest validation loss
                                            # shipped: the time is the user's to spend (docs/experiments/recipe-budget.md)
+    focus_pcfgs: bool = True       # with ON-LSTMs among the families, the PCFGs train after them, each on the likelihood
+                                   # of the trees the ON-LSTMs' votes propose (parse-focusing): unfocused, a PCFG
+                                   # falls to a branching rule by seed (docs/experiments/pcfg.md)
 
     def check(self) -> "RecipeConfig":
         """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number

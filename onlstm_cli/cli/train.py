@@ -81,6 +81,7 @@ class TrainOptions:
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU.")
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay.")
+    focus_pcfgs: bool = typer.Option(RECIPE_DEFAULTS["focus_pcfgs"], "--focus-pcfgs/--no-focus-pcfgs", help="With --seeds and --families onlstm,pcfg: the PCFGs train once the language models have, each focused on the trees their votes propose (the --teacher of --family pcfg); without it, side by side with them on the text alone.")
     families: Optional[str] = typer.Option(None, "--families", metavar="<onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm). Default {','.join(RECIPE_DEFAULTS['families'])}.")
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; the Run, Language model and Text options apply to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
 
@@ -91,7 +92,7 @@ class TrainOptions:
 
 # The sections of `train --help`, in the order it shows them: the recipe first, what every mode shares next.
 TRAIN_PANELS = {
-    "Recipe (--seeds K)": ("seeds", "families", "side_by_side", "max_ppl_ratio", "keep_intermediate"),
+    "Recipe (--seeds K)": ("seeds", "families", "focus_pcfgs", "side_by_side", "max_ppl_ratio", "keep_intermediate"),
     "Run (every mode)": ("out", "valid", "time_budget", "epochs", "resume", "threads", "device", "checkpoint_every",
                          "seed", "lr", "batch_size", "clip", "loss_log"),
     "Model family (without --seeds)": ("family",),
@@ -193,6 +194,7 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
         if o.seeds > 1:
             from onlstm_cli.training.recipe.runner import run_recipe
             recipe = RecipeConfig(seeds=o.seeds, side_by_side=o.side_by_side, keep_intermediate=o.keep_intermediate,
+                                  focus_pcfgs=o.focus_pcfgs,
                                   **o.given("right_branching", "max_ppl_ratio"),
                                   **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,

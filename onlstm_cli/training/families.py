@@ -24,6 +24,7 @@ class TeacherJob:
     resume: Path | None = None       # its checkpoint, where an earlier run left one
     threads: int | None = None       # where it shares the cores with others
     total: int = 1                   # the recipe's teachers, for the log
+    focus: tuple = ()                # the files whose votes focus it (a family that `focuses`), set as it starts
 
     @property
     def label(self) -> str:
@@ -51,6 +52,7 @@ class ModelFamily:
     health = "validation loss"
     health_key = "health"  # the record's key for the figure
     ensembles = False      # whether its voting models can be one ensemble file (the student check's consensus parser)
+    focuses_on = None      # a family whose models, where the recipe has them, it trains after and is focused by
 
     def __init__(self, run):
         pass
@@ -136,7 +138,8 @@ class OnlstmFamily(ModelFamily):
 class PcfgFamily(ModelFamily):
     """Neural PCFGs (pcfg/model.py), trained on the recipe's text as `train --family pcfg` would (its own seed and
     threads, the recipe's --epochs and --device; the PCFG's own sizes, batch and learning rate); their health is
-    their best validation perplexity (per word, by the inside pass), and each votes with its MBR trees."""
+    their best validation perplexity (per word, by the inside pass), and each votes with its MBR trees. Beside
+    ON-LSTMs (RecipeConfig.focus_pcfgs) they train after them, focused on their votes (training/student/focus.py)."""
     name = kind = "pcfg"
     health = "validation perplexity"
     health_key = "valid_ppl"
@@ -145,8 +148,10 @@ class PcfgFamily(ModelFamily):
     def model_words(cls) -> str:
         return "PCFG"
 
+    focuses_on = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
+
     def __init__(self, run):
-        self.train_config, self.lm_options = run.train_config, run.lm_options
+        self.train_config, self.lm_options, self.votes = run.train_config, run.lm_options, run.self_train
 
     @classmethod
     def check(cls, model_config: dict, train_config, lm_options: dict) -> None:
@@ -161,8 +166,15 @@ class PcfgFamily(ModelFamily):
         config = PcfgTrainConfig(epochs=self.train_config.epochs, seed=job.seed,
                                  threads=job.threads or self.train_config.threads,
                                  device=self.train_config.device, checkpoint_every=self.train_config.checkpoint_every)
-        result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume, reporter=reporter,
-                            budget=job.budget, **reading)
+        if job.focus:
+            from onlstm_cli.modelfile import load_model
+            from onlstm_cli.training.student.focus import train_focused_pcfg
+            teachers = [load_model(path) for path in job.focus]
+            result = train_focused_pcfg(job.corpus, job.out, teachers, job.valid, self.votes, config,
+                                        job.budget, job.resume, reporter, **reading)
+        else:
+            result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume,
+                                reporter=reporter, budget=job.budget, **reading)
         return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,
                           result.seconds)
 

@@ -46,13 +46,14 @@ class StagePlan:
         uncounted = time.time() - self.counted_until  # this run's time before the stage counts toward it
         return max(0.0, self.budget * self.lm_share - state.stage_seconds.get("language_models", 0.0) - uncounted)
 
-    def lm_deadlines(self, state, models: int) -> list[float | None]:
+    def lm_deadlines(self, state, models: int, later_rounds: int = 0) -> list[float | None]:
         """The wall-clock time (time.time()) each of the `models` language models still to train must end by,
-        starting now: the stage's time left shared out in rounds of `slots`."""
+        starting now: the stage's time left shared out in rounds of `slots`, and `later_rounds` more after theirs
+        (the focused PCFGs', which start once these have ended)."""
         left = self.stage_one_left(state)
         if left is None:
             return [None] * models
-        rounds = side_by_side.waves(models, self.slots)
+        rounds = side_by_side.waves(models, self.slots) + later_rounds
         now = time.time()
         return [now + left * (k // self.slots + 1) / rounds for k in range(models)]
 

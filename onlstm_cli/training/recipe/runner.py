@@ -315,6 +315,8 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         self_train = replace(self_train, max_branching_agreement=100.0)
     if "lean_from" not in options["span_parser"]:  # recorded while auto read the direction from the trees' lean
         self_train = replace(self_train, lean_from="trees")
+    if "focus_pcfgs" not in options["recipe"]:  # recorded while PCFGs trained beside the ON-LSTMs, unfocused
+        recipe = replace(recipe, focus_pcfgs=False)
     return recipe, self_train
 
 

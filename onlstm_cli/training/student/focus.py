@@ -50,7 +50,9 @@ def train_focused_pcfg(corpus, out, teachers: list, valid, votes_config: SelfTra
         if limit is None:
             raise TrainingError(f"{resume} is not the checkpoint of a PCFG trained with --teacher; resume it with the "
                                 "run's own options, or start anew")
-    deadline = None if limit is not None or budget.seconds is None else budget.started + budget.seconds / 4
+    window = [t for t in (budget.seconds, None if budget.until is None else budget.until - budget.started)
+              if t is not None]  # a recipe's round may end before the model's own seconds are spent
+    deadline = None if limit is not None or not window else budget.started + min(window) / 4
     focus = focus_of(teachers, corpus, valid, (votes_config or SelfTrainConfig()).check(), train.max_len,
                      reporter.message, deadline, limit)
     return train_pcfg(corpus, out, train=train, valid=valid, resume=resume, reporter=reporter, budget=budget,

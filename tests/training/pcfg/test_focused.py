@@ -108,3 +108,24 @@ def test_the_command_trains_a_focused_pcfg(runner, tmp_path, tiny_corpus, tiny_m
     info = run(runner, ["info", out])
     focused = next(line for line in info.stdout.splitlines() if line.strip().startswith("focused"))
     assert str(tiny_model_path) in focused and "a right-branching tree of weight 1" in focused
+
+
+@pytest.mark.parametrize("seconds, until, quarter", [(400.0, 40.0, 10.0), (40.0, 400.0, 10.0), (40.0, None, 10.0),
+                                                     (None, None, None)])
+def test_the_teachers_parse_for_a_quarter_of_the_time_the_run_really_has(monkeypatch, tmp_path, tiny_corpus,
+                                                                         tiny_model_path, seconds, until, quarter):
+    """A recipe's round can end (Budget.until) before a model's own seconds are spent: the teachers' parse gets a
+    quarter of whichever comes first."""
+    import onlstm_cli.training.student.focus as focus_module
+    from onlstm_cli.training.run.clock import Budget
+    seen = {}
+
+    def stop(teachers, corpus, valid, votes_config, max_len, log, deadline=None, limit=None):
+        seen["deadline"] = deadline
+        raise TrainingError("stopped here")
+    monkeypatch.setattr(focus_module, "focus_of", stop)
+    budget = Budget(seconds, 1000.0, None if until is None else 1000.0 + until)
+    with pytest.raises(TrainingError, match="stopped here"):
+        focus_module.train_focused_pcfg(tiny_corpus["train"], tmp_path / "f.onlstm", [load_model(tiny_model_path)],
+                                        tiny_corpus["valid"], budget=budget)
+    assert seen["deadline"] == (None if quarter is None else 1000.0 + quarter)
