@@ -258,9 +258,10 @@ class RecipeRun:
 
     def span_parser_training(self, budget: float | None) -> SelfTrainConfig:
         """The span parser's options: until the recipe's time is spent, where it has a budget and the recipe says so
-        (its epoch of lowest validation loss is kept whenever it stops)."""
+        (its epoch of lowest validation loss is kept whenever it stops); else its own epochs, and no more than
+        --epochs (the most epochs of any model of the recipe: `--epochs 2` is a quick trial throughout)."""
         if budget is None or not self.recipe.span_parser_until_budget:
-            return self.self_train
+            return replace(self.self_train, epochs=min(self.self_train.epochs, self.train_config.epochs))
         return replace(self.self_train, epochs=UNTIL_BUDGET, patience=UNTIL_BUDGET)
 
     def models_word(self) -> str:

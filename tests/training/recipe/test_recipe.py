@@ -73,6 +73,8 @@ def test_the_language_models_train_side_by_side_each_log_line_naming_its_seed(fi
     record = json.loads((out.parent / "tiny.onlstm.recipe.json").read_text())
     assert [t["seed"] for t in record["teachers"]] == [1111, 1112]  # in seed order, whichever ended first
     assert all(t["epochs"] == 2 for t in record["teachers"])
+    # without a time budget --epochs caps the span parser too (its own cap is 8): a quick trial throughout
+    assert record["span_parser"]["epochs"] == 2 and "epoch 3:" not in log
 
 
 def test_the_recipe_records_how_much_each_teacher_agrees_with_the_others(finished_run):
