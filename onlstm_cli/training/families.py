@@ -24,7 +24,7 @@ class TeacherJob:
     resume: Path | None = None       # its checkpoint, where an earlier run left one
     threads: int | None = None       # where it shares the cores with others
     total: int = 1                   # the recipe's teachers, for the log
-    focus: tuple = ()                # the files whose votes focus it (a family that `focuses`), set as it starts
+    focus: tuple = ()                # the files whose votes focus it (ModelFamily.focuses_on), set as it starts
 
     @property
     def label(self) -> str:
@@ -143,12 +143,11 @@ class PcfgFamily(ModelFamily):
     name = kind = "pcfg"
     health = "validation perplexity"
     health_key = "valid_ppl"
+    focuses_on = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
 
     @classmethod
     def model_words(cls) -> str:
         return "PCFG"
-
-    focuses_on = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
 
     def __init__(self, run):
         self.train_config, self.lm_options, self.votes = run.train_config, run.lm_options, run.self_train

@@ -59,6 +59,7 @@ class TeacherStage:
         return self.train_round(later)
 
     def focused(self, family) -> bool:
+        """Whether `family`'s models wait for those of the family they focus on, and train on their votes."""
         return bool(self.run.recipe.focus_pcfgs and family.focuses_on
                     and any(f.name == family.focuses_on for f in self.run.families))
 
