@@ -1,5 +1,6 @@
-"""Issue 52: `train --seeds 2 --families onlstm,pcfg`: PCFGs train beside the language models, vote with their own
-trees, and the record, the card and the end line name both families."""
+"""Issue 52: `train --seeds 2 --families onlstm,pcfg`: PCFGs train after the language models, focused on their votes
+(or beside them, with --no-focus-pcfgs), vote with their own trees, and the record, the card and the end line name
+both families."""
 from __future__ import annotations
 
 import json
