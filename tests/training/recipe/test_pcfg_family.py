@@ -19,20 +19,25 @@ from onlstm_cli.training.recipe.runner import run_recipe, state_path
 from onlstm_cli.training.run.clock import Budget
 
 
-def test_pcfgs_train_and_vote_beside_the_language_models(tmp_path):
-    """By default (RecipeConfig.focus_pcfgs) the PCFGs train after the language models, each focused on the trees
-    their votes propose: the record, the log and each PCFG's file say so."""
-    corpus = write_corpus(tmp_path / "corpus.txt", 100, seed=5)
-    out = tmp_path / "mixed.onlstm"
+def tiny_two_family_recipe(corpus: Path, out: Path, **recipe) -> tuple:
+    """A recipe of two tiny ON-LSTMs and two PCFGs, one epoch each, one after another: its result and its log."""
     said = []
     result = run_recipe(corpus, out, None, dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
                         TrainConfig(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
                                     threads=1),
                         dict(tokenizer=Tokenizer("ptb")),
-                        RecipeConfig(seeds=2, side_by_side=1, families=("onlstm", "pcfg")),
+                        RecipeConfig(seeds=2, side_by_side=1, families=("onlstm", "pcfg"), **recipe),
                         # one epoch on a toy text may leave a PCFG a branching rule, which would not vote
                         self_train=SelfTrainConfig(max_branching_agreement=100.0),
                         log=said.append, budget=Budget(None))
+    return result, said
+
+
+def test_pcfgs_train_and_vote_beside_the_language_models(tmp_path):
+    """By default (RecipeConfig.focus_pcfgs) the PCFGs train after the language models, each focused on the trees
+    their votes propose: the record, the log and each PCFG's file say so."""
+    out = tmp_path / "mixed.onlstm"
+    result, said = tiny_two_family_recipe(write_corpus(tmp_path / "corpus.txt", 100, seed=5), out)
     assert not result.interrupted and out.is_file()
     record = json.loads(state_path(out).read_text())
     assert [(t["family"], t["seed"]) for t in record["teachers"]] == [
@@ -61,16 +66,8 @@ def test_without_focus_the_pcfgs_train_on_the_text_alone_and_an_older_record_goe
     """--no-focus-pcfgs: the PCFGs are trained as `train --family pcfg` trains them, nothing focused; a record
     written before the option existed goes on that way too (as_recorded)."""
     from onlstm_cli.training.recipe.runner import as_recorded
-    corpus = write_corpus(tmp_path / "corpus.txt", 60, seed=6)
     out = tmp_path / "plain.onlstm"
-    said = []
-    result = run_recipe(corpus, out, None, dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
-                        TrainConfig(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
-                                    threads=1),
-                        dict(tokenizer=Tokenizer("ptb")),
-                        RecipeConfig(seeds=2, side_by_side=1, families=("onlstm", "pcfg"), focus_pcfgs=False),
-                        self_train=SelfTrainConfig(max_branching_agreement=100.0),
-                        log=said.append, budget=Budget(None))
+    result, said = tiny_two_family_recipe(write_corpus(tmp_path / "corpus.txt", 60, seed=6), out, focus_pcfgs=False)
     assert not result.interrupted
     record = json.loads(state_path(out).read_text())
     assert record["options"]["recipe"]["focus_pcfgs"] is False
