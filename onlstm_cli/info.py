@@ -399,8 +399,9 @@ def figure(value) -> str:
 
 def student_check_text(check: dict) -> str:
     """The recipe's check of its student against its teachers' consensus (training/student/check.py)."""
-    text = (f"on the validation text, the student agrees {figure(check.get('student'))} with its teachers' "
-            f"consensus, the teachers {figure(check.get('teachers'))} (with each other {figure(check.get('mutual'))})")
+    from onlstm_cli.training.student.check import best_teacher_text  # the recipe's own words for it
+    text = (f"on the validation text, the student agrees {figure(check.get('student'))} with its teachers' consensus, "
+            f"the teachers {figure(check.get('teachers'))} (with each other {figure(check.get('mutual'))}){best_teacher_text(check)}")
     if check.get("consensus_parser") is not None:
         text += (f"; the consensus parser {figure(check.get('consensus_parser'))}: the recipe shipped the "
                  f"{check.get('shipped')}")

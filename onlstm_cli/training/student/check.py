@@ -1,5 +1,6 @@
 """A student never below its teachers: after the recipe's span parser has trained, how well it agrees with its
-teachers' consensus on the validation text is measured beside how well the teachers themselves agree with it.
+teachers' consensus on the validation text is measured beside how well the teachers themselves agree with it, on
+average and each one (the best is named).
 Where the student is the worse, the consensus parser (the voting language models as one ensemble file, whose
 distances are combined per word) is measured too, and the better of the two is shipped. No gold tree is read.
 """
@@ -23,14 +24,27 @@ class StudentCheck:
     mutual: float                  # the teachers' mean agreement with each other
     consensus_parser: float | None = None  # the consensus parser's, where it was measured
     shipped: str = "student"       # "student" or "consensus parser"
+    best_teacher: str | None = None          # the teacher (file name) whose own trees agree most with the consensus
+    best_teacher_agreement: float | None = None  # its agreement: the student is compared with every teacher
 
     def text(self) -> str:
         said = (f"the span parser agrees {self.student:.1f} with its teachers' consensus on the validation text, "
                 f"the teachers {self.teachers:.1f} (with each other {self.mutual:.1f})")
+        said += best_teacher_text(asdict(self))
         if self.consensus_parser is None:
             return said
         return (said + f"; the student is below its teachers, and the consensus parser (the voting language "
                 f"models as one ensemble) agrees {self.consensus_parser:.1f}: shipped the {self.shipped}")
+
+
+def best_teacher_text(check: dict) -> str:
+    """", the best of them NAME A" (and where the student agrees less, that it is below it); "" for a check recorded
+    before it compared the student with every teacher."""
+    best, name = check.get("best_teacher_agreement"), check.get("best_teacher")
+    if not isinstance(best, (int, float)) or not isinstance(check.get("student"), (int, float)):
+        return ""
+    below = "; the student is below that teacher" if check["student"] < best else ""
+    return f", the best of them {name} {best:.1f}{below}"
 
 
 def agreement(trees: list[set], others: list[set]) -> float:
@@ -49,10 +63,14 @@ def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> 
     consensus = [set(spans) for spans in consensus_targets([votes.valid_spans[k] for k in keep],
                                                            [len(words) for words in sentences])]
     parse_layers = [[trees[k] for k in keep] for trees in votes.valid_parse_trees]
+    each = [agreement(t, consensus) for t in parse_layers]
+    names = votes.teacher_names or [f"teacher {k}" for k in range(1, len(each) + 1)]
+    best = max(range(len(each)), key=each.__getitem__)
     check = StudentCheck(
         student=agreement(model_trees(load_model(out), sentences, span_parsers=True), consensus),
-        teachers=sum(agreement(t, consensus) for t in parse_layers) / len(parse_layers),
-        mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0)
+        teachers=sum(each) / len(each),
+        mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0,
+        best_teacher=Path(names[best]).name, best_teacher_agreement=each[best])
     if check.student < check.teachers and teachers:
         ship_the_better(out, teachers, sentences, consensus, check, log, votes.split)
     record_check(out, check)

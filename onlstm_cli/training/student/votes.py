@@ -242,6 +242,7 @@ class Votes:
     # the training sentences (normalized words): a student of n-grams reads by them a word its vocabulary lacks
     sentences: list = field(default_factory=list)
     collapsed: list = field(default_factory=list)  # the teachers left out of the vote (Collapsed)
+    teacher_names: list = field(default_factory=list)  # the voting teachers' names, as valid_parse_trees orders them
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
@@ -299,7 +300,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
-                 collapsed)
+                 collapsed, [t.name for t in teachers])
 
 
 def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | None, order: WordOrder | None,

@@ -732,7 +732,10 @@ def test_a_recipe_stopped_after_its_span_parser_and_before_its_checks_does_the_c
     assert result.returncode == 0, result.stderr
     assert "already complete" not in result.stderr and "was not checked" in result.stderr
     assert "agrees" in result.stderr and "with right-branching trees" in result.stderr
-    checked = json.loads(record_path.read_text())["span_parser"]
+    rerun = json.loads(record_path.read_text())
+    checked = rerun["span_parser"]
     assert checked["student_check"]["student"] >= 0 and set(checked["branching_agreement"]) >= {"right", "left"}
+    # the student is compared with every teacher: the best is one of the recipe's own language models
+    assert checked["student_check"]["best_teacher"] in {t["path"] for t in rerun["teachers"]}
     again = onlstm(recipe_args(corpus, copy / "tiny.onlstm"))
     assert again.returncode == 0 and "already complete" in again.stderr and "was not checked" not in again.stderr
