@@ -64,13 +64,12 @@ def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> 
                                                            [len(words) for words in sentences])]
     parse_layers = [[trees[k] for k in keep] for trees in votes.valid_parse_trees]
     each = [agreement(t, consensus) for t in parse_layers]
-    names = votes.teacher_names or [f"teacher {k}" for k in range(1, len(each) + 1)]
     best = max(range(len(each)), key=each.__getitem__)
     check = StudentCheck(
         student=agreement(model_trees(load_model(out), sentences, span_parsers=True), consensus),
         teachers=sum(each) / len(each),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0,
-        best_teacher=Path(names[best]).name, best_teacher_agreement=each[best])
+        best_teacher=Path(votes.teacher_names[best]).name, best_teacher_agreement=each[best])
     if check.student < check.teachers and teachers:
         ship_the_better(out, teachers, sentences, consensus, check, log, votes.split)
     record_check(out, check)
