@@ -203,10 +203,16 @@ def test_a_long_sentence_at_1400x900_shows_its_words_and_reaches_its_root(long_p
     # the cue for more to the right: the box's right edge is shaded, its left edge (an end reached) is not
     page_path = tmp_path / "long.html"
     page_path.write_text(page, encoding="utf-8")
-    rows = png_rgb_pixels(screenshot(page_path, tmp_path / "long.png", tmp_path / "profile-shot", "1400,900"))
     left, top, right, bottom = (round(v) for v in first["box"])
     band = range(max(top, 0) + 2, min(bottom, 900) - 2)
 
-    def shaded(x: int) -> float:
+    def shaded(rows, x: int) -> float:
         return sum(1 for y in band if max(rows[y][3 * x:3 * x + 3]) < 235) / len(band)
-    assert shaded(right - 2) > 0.9 and shaded(left + 1) < 0.2
+    # under load Chromium can capture a page half painted (seen: the box's lower rows still blank, shade and words
+    # alike), so a capture whose right edge is not shaded is taken again, up to three times
+    for attempt in range(3):
+        rows = png_rgb_pixels(screenshot(page_path, tmp_path / f"long{attempt}.png", tmp_path / "profile-shot",
+                                         "1400,900"))
+        if shaded(rows, right - 2) > 0.9:
+            break
+    assert shaded(rows, right - 2) > 0.9 and shaded(rows, left + 1) < 0.2
