@@ -296,8 +296,11 @@ class RecipeConfig:
                                         # such a student adds nothing to the rule, which needs no training
     keep_intermediate: bool = False  # a finished recipe keeps its checkpoints, token files and held-out split (only
                                      # a rerun with a larger --time-budget reads them); False: they are removed
-    families: tuple = ("onlstm",)  # the model families whose models teach, each trained with --seeds seeds
-                                   # (training/families.py's FAMILIES: name → family)
+    families: tuple | str = AUTO   # the model families whose models teach, each trained with --seeds seeds
+                                   # (training/families.py's FAMILIES: name → family); AUTO: ON-LSTMs and PCFGs
+                                   # where the text is small for its budget, else ON-LSTMs (recipe/families_auto.py)
+    pcfg_below_words_per_hour: float = 200_000.0  # AUTO's line: PCFGs join below this many words of training text
+                                                  # an hour of --time-budget (docs/experiments/pcfg.md)
     span_parser_until_budget: bool = True  # with a time budget, the span parser trains until the recipe's time is
                                            # spent (no epoch cap, no patience), its epoch of lowest validation loss
                                            # shipped: the time is the user's to spend (docs/experiments/recipe-budget.md)
@@ -314,7 +317,15 @@ class RecipeConfig:
             raise TrainingError("--side-by-side must be at least 1")
         if not (self.max_ppl_ratio == 0 or self.max_ppl_ratio >= 1):  # below 1 would leave out the median model
             raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {self.max_ppl_ratio:g}")
-        if not self.families or len(set(self.families)) != len(self.families):
+        if isinstance(self.families, str) or self.families == (AUTO,):
+            if self.families not in (AUTO, (AUTO,)):
+                raise TrainingError(f"model families {self.families}: name them (onlstm,pcfg) or give {AUTO}")
+            self.families = AUTO
+        elif AUTO in self.families:
+            raise TrainingError(f"model families {', '.join(self.families)}: {AUTO} chooses them, alone")
+        if self.pcfg_below_words_per_hour <= 0:
+            raise TrainingError("the words an hour below which PCFGs join must be positive")
+        if self.families != AUTO and (not self.families or len(set(self.families)) != len(self.families)):
             raise TrainingError(f"model families {', '.join(self.families) or '(none)'}: name each family once")
         try:
             self.right_branching = voter_weight(self.right_branching)

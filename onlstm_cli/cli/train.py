@@ -82,7 +82,7 @@ class TrainOptions:
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay.")
     focus_pcfgs: bool = typer.Option(RECIPE_DEFAULTS["focus_pcfgs"], "--focus-pcfgs/--no-focus-pcfgs", help="With --seeds and --families onlstm,pcfg: the PCFGs train once the language models have, each focused on the trees their votes propose (the --teacher of --family pcfg); without it, side by side with them on the text alone.")
-    families: Optional[str] = typer.Option(None, "--families", metavar="<onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm). Default {','.join(RECIPE_DEFAULTS['families'])}.")
+    families: Optional[str] = typer.Option(None, "--families", metavar="<auto|onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm). Default {RECIPE_DEFAULTS['families']}: onlstm,pcfg where the text has fewer than {RECIPE_DEFAULTS['pcfg_below_words_per_hour']:,.0f} words an hour of --time-budget, else onlstm.")
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; the Run, Language model and Text options apply to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
 
     def given(self, *names: str) -> dict:
@@ -114,8 +114,8 @@ def train(o: TrainOptions):
     """Make a constituency parser from plain text, one sentence a line.
 
     The recipe, --seeds K (e.g. 4): K language models trained within the one --time-budget, then a span parser
-    trained on the votes of their trees, written to --out (the language models beside it); --families onlstm,pcfg
-    adds neural PCFGs to the teachers. Without --seeds: one model of --family, an ON-LSTM language model (it parses
+    trained on the votes of their trees, written to --out (the language models beside it); on a small text for its
+    budget neural PCFGs teach beside them (--families). Without --seeds: one model of --family, an ON-LSTM language model (it parses
     with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
     a span parser trained on the trees that FILE's model gives the corpus (with --family pcfg: a PCFG whose
     likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
@@ -247,7 +247,7 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
 
 
 def family_list(text: str) -> tuple[str, ...]:
-    """'onlstm,pcfg' → ("onlstm", "pcfg"); RecipeConfig.check and the recipe check each name."""
+    """'onlstm,pcfg' → ("onlstm", "pcfg"), 'auto' → ("auto",); RecipeConfig.check and the recipe check each name."""
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 

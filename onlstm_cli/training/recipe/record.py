@@ -56,6 +56,20 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     return state, extended_from
 
 
+def recorded_families(out: Path) -> tuple | None:
+    """The families of the recipe recorded beside `out` (an ON-LSTM alone where the record predates families),
+    so that `--families auto` goes on as the recipe began whatever the budget is now; None where there is no record
+    to read (load_state says what is wrong with one that cannot be)."""
+    path = state_path(out)
+    try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return None
+        families = json.loads(path.read_text(encoding="utf-8"))["options"]["recipe"].get("families", ["onlstm"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return tuple(families) if isinstance(families, list) and all(isinstance(f, str) for f in families) else None
+
+
 def migrated(data: dict) -> dict:
     """A record of an older version as this version writes it, in the one place that knows the versions."""
     version = data.get("version", 1)

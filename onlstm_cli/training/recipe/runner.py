@@ -37,7 +37,7 @@ import threading
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from onlstm_cli.config import RecipeConfig, SelfTrainConfig, TrainConfig
+from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 from onlstm_cli.training.families import FAMILIES
@@ -45,8 +45,9 @@ from onlstm_cli.training.recipe import side_by_side
 from onlstm_cli.training.run.clock import Budget
 from onlstm_cli.training.recipe.files import (check_names_free, held_out_split, leave_finished, lm_path,
                                               recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
-from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state, rounded,
-                                               state_path)
+from onlstm_cli.training.recipe.families_auto import auto_families, corpus_words
+from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state,
+                                               recorded_families, rounded, state_path)
 from onlstm_cli.training.recipe.budget import StagePlan
 from onlstm_cli.training.recipe.stages import TeacherStage
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
@@ -57,7 +58,8 @@ from onlstm_cli.training.run.files import check_destination, checkpoint_path
 __all__ = ["MAX_RECORD_BYTES", "RecipeResult", "RecipeRun", "RecipeState", "held_out_split", "lm_path",
            "run_recipe", "state_path", "voting_teachers"]
 # RecipeConfig's fields that say how a recipe runs and ends, not what it trains: a rerun may change them
-RUN_ONLY = ("side_by_side", "progress_every", "keep_intermediate", "warn_branching_above")
+# (the line of --families auto too: the record keeps the families it chose)
+RUN_ONLY = ("side_by_side", "progress_every", "keep_intermediate", "warn_branching_above", "pcfg_below_words_per_hour")
 
 
 class Interrupted(Exception):
@@ -98,6 +100,7 @@ class RecipeRun:
     log: object = print
     held_out: bool = False            # the validation text is the recipe's own split of the corpus
     budget: Budget | None = None      # the recipe's time, from the command's start; None: --time-budget from now
+    families_note: str | None = None  # why --families auto chose the families, said once the record is read
     clock: StagePlan = field(init=False)
     families: list = field(init=False)  # the families of RecipeConfig.families, each made from this run's options
 
@@ -144,6 +147,8 @@ class RecipeRun:
     def run(self) -> RecipeResult:
         state, extended_from = load_state(self.out, self.options())
         self.recipe, self.self_train = as_recorded(state.options, self.recipe, self.self_train)
+        if self.families_note:
+            self.log(self.families_note)
         if extended_from is not None:
             self.extend(state, extended_from)
         try:
@@ -354,6 +359,10 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
     budget = budget or Budget(train_config.time_budget)
     train_config = replace(train_config, time_budget=budget.seconds)  # the record's: the one budget's seconds
     corpus, out = Path(corpus), Path(out)
+    families_note = None
+    if recipe.families == AUTO:
+        families, families_note = chosen_families(corpus, out, recipe, budget)
+        recipe = replace(recipe, families=families)
     teachers = teacher_files(out, recipe, recipe_seeds(train_config.seed, recipe.seeds))  # the families are known
     for name in recipe.families:  # each family's options, before anything is read or written
         FAMILIES[name].check(dict(model_config or {}), train_config, dict(lm_options or {}))
@@ -375,8 +384,19 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
             corpus, valid = held_out_split(corpus, out)
         config = replace(self_train, right_branching=recipe.right_branching, extra_layers=recipe.extra_layers)
         run = RecipeRun(corpus, out, Path(valid), dict(model_config or {}), train_config, recipe, config,
-                        dict(lm_options or {}), reporter or LineReporter(), log, held_out, budget)
+                        dict(lm_options or {}), reporter or LineReporter(), log, held_out, budget, families_note)
         return run.run()
+
+
+def chosen_families(corpus: Path, out: Path, recipe: RecipeConfig, budget: Budget) -> tuple[tuple, str | None]:
+    """--families auto: (the families, the line that says why) from the text's words an hour; as the recipe
+    recorded beside `out` chose where there is one (no line then)."""
+    recorded = recorded_families(out)
+    if recorded is not None:
+        return recorded, None
+    check_readable_file(corpus, "corpus", TrainingError)
+    families, why = auto_families(corpus_words(corpus), budget.seconds, recipe.pcfg_below_words_per_hour)
+    return families, f"recipe: families {','.join(families)} (--families {AUTO}: {why})"
 
 
 def teacher_files(out: Path, recipe: RecipeConfig, seeds: list[int]) -> list[tuple[str, Path]]:

@@ -16,10 +16,12 @@ from conftest import write_corpus
 
 TINY = ["--emb-size", "20", "--hidden-size", "20", "--chunk-size", "5", "--batch-size", "4", "--bptt", "10",
         "--optimizer", "adam", "--lr", "0.01", "--threads", "1", "--time-budget", "none"]
+ONLSTMS = ["--families", "onlstm"]  # the recipe's mechanics, on ON-LSTMs alone (--families auto would add PCFGs to a
+                                    # text this small: test_families_auto.py)
 
 
 def recipe_args(corpus: Path, out: Path, *extra: str) -> list[str]:
-    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "2", *TINY, *extra]
+    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "2", *TINY, *ONLSTMS, *extra]
 
 
 def onlstm(args: list[str], **options) -> subprocess.CompletedProcess:
@@ -172,7 +174,7 @@ def test_a_raised_budget_on_a_recipe_whose_checkpoints_were_removed_says_nothing
     from onlstm_cli.training.recipe.runner import RecipeRun, RecipeState
     said = []
     run = RecipeRun(corpus, tmp_path / "x.onlstm", corpus, {}, TrainConfig(epochs=10, time_budget=20.0),
-                    RecipeConfig(seeds=2), SelfTrainConfig(), {}, None, said.append)
+                    RecipeConfig(seeds=2, families=("onlstm",)), SelfTrainConfig(), {}, None, said.append)
     state = RecipeState({"train": {"time_budget": 10.0}}, [{"seed": 1111, "epochs": 3}, {"seed": 1112, "epochs": 3}],
                         {"epochs": 1})
     run.extend(state, 10.0)
@@ -283,7 +285,8 @@ def test_the_recipe_says_what_trains_and_the_time_left_while_models_train_side_b
                                     threads=2),
                         dict(tokenizer=Tokenizer("ptb")),
                         # stage 1's lines are what this test reads: its span parser need not fill the minute
-                        RecipeConfig(seeds=2, side_by_side=2, progress_every=0.0, span_parser_until_budget=False),
+                        RecipeConfig(seeds=2, side_by_side=2, progress_every=0.0, span_parser_until_budget=False,
+                                     families=("onlstm",)),
                         log=said.append)
     assert not result.interrupted and result.out.is_file()
     pattern = (r"recipe: stage 1 of 2, 0 of 2 language models done, training seeds 1111, 1112; [\d.]+ min in "
@@ -303,7 +306,7 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert TINY[-2:] == ["--time-budget", "none"]
 
     def budget(seconds: str):
-        return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
+        return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2], *ONLSTMS,
                         "--side-by-side", "1", "--keep-intermediate", "--time-budget", seconds])
 
     first = budget("10s")  # --keep-intermediate: the checkpoints a larger budget goes on from
@@ -370,7 +373,7 @@ def children(pid: int) -> list[int]:
 
 
 def side_by_side_args(corpus: Path, out: Path, epochs: int = 30) -> list[str]:
-    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", str(epochs), *TINY,
+    return ["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", str(epochs), *TINY, *ONLSTMS,
             "--side-by-side", "2"]
 
 

@@ -61,7 +61,7 @@ def test_the_recipe_on_a_terminal_shows_every_line_and_no_finished_row(tmp_path,
     corpus = write_corpus(tmp_path / "corpus.txt", 24, seed=5)  # its own validation text: the student trains on 24
     valid = write_corpus(tmp_path / "valid.txt", 4, seed=6)
     args = ["train", str(corpus), "--valid", str(valid), "-o", str(tmp_path / "t.onlstm"), "--seeds", "3",
-            "--side-by-side", side_by_side, "--epochs", "1", *TINY]
+            "--side-by-side", side_by_side, "--epochs", "1", "--families", "onlstm", *TINY]
     code, raw = stderr_on_terminal([sys.executable, "-m", "onlstm_cli", *args])
     shown = screen(raw)
     text = "\n".join(shown)
