@@ -115,8 +115,8 @@ def train(o: TrainOptions):
 
     The recipe, --seeds K (e.g. 4): K language models trained within the one --time-budget, then a span parser
     trained on the votes of their trees, written to --out (the language models beside it); on a small text for its
-    budget neural PCFGs teach beside them (--families). Without --seeds: one model of --family, an ON-LSTM language model (it parses
-    with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
+    budget neural PCFGs teach beside them (--families). Without --seeds: one model of --family, an ON-LSTM
+    language model (it parses with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
     a span parser trained on the trees that FILE's model gives the corpus (with --family pcfg: a PCFG whose
     likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
     check_mode(o)
@@ -135,10 +135,24 @@ def train(o: TrainOptions):
         raise typer.Exit(128 + int(result.stop_signal or signal.SIGINT))  # 130 for Ctrl-C, 143 for SIGTERM
 
 
+def check_one_process(o: TrainOptions) -> None:
+    """Under torchrun only a language model trains on all the processes: anything else would train once in each
+    of them, each writing the same files. The first process says so; the others exit without a word."""
+    from onlstm_cli.training.lm.distributed import launched_rank, launched_world_size
+    if launched_world_size() > 1 and (o.family == Family.pcfg or o.teacher or o.seeds > 1):
+        if launched_rank() != 0:
+            raise typer.Exit(2)
+        what = "a PCFG (--family pcfg)" if o.family == Family.pcfg else "a span parser (--teacher)" if o.teacher \
+            else "the recipe (--seeds K)"
+        raise UserError(f"torchrun trains one ON-LSTM language model on all its processes; {what} trains in one "
+                        "process: start it without torchrun")
+
+
 def check_mode(o: TrainOptions) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
     another are refused in one line."""
     seeds, teacher = o.seeds, bool(o.teacher)
+    check_one_process(o)
     if seeds < 1:
         RecipeConfig(seeds=seeds).check()  # refused in the recipe's words
     if teacher and seeds > 1:

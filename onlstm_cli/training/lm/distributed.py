@@ -144,7 +144,11 @@ def process_group(device: torch.device):
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     backend = "nccl" if device.type == "cuda" else "gloo"
-    dist.init_process_group(backend, timeout=SETUP_TIMEOUT, device_id=device if device.type == "cuda" else None)
+    try:
+        dist.init_process_group(backend, timeout=SETUP_TIMEOUT, device_id=device if device.type == "cuda" else None)
+    except ValueError as e:  # WORLD_SIZE set by hand, without torchrun's rendezvous (MASTER_ADDR, MASTER_PORT)
+        raise TrainingError(f"WORLD_SIZE={world_size} asks for several processes, but they cannot meet: "
+                            f"{str(e).split(': ')[-1]}; start the run with torchrun") from None
     try:
         group = Group(rank, local_rank, world_size, backend)
         try:
