@@ -116,9 +116,9 @@ def train(o: TrainOptions):
     The recipe, --seeds K (e.g. 4): K language models trained within the one --time-budget, then a span parser
     trained on the votes of their trees, written to --out (the language models beside it); on a small text for its
     budget neural PCFGs teach beside them (--families). Without --seeds: one model of --family, an ON-LSTM
-    language model (it parses with its own distances; under torchrun, on several processes) or a neural PCFG. With --teacher FILE: a student,
-    a span parser trained on the trees that FILE's model gives the corpus (with --family pcfg: a PCFG whose
-    likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
+    language model (it parses with its own distances; under torchrun, on several processes) or a neural PCFG.
+    With --teacher FILE: a student, a span parser trained on the trees that FILE's model gives the corpus (with
+    --family pcfg: a PCFG whose likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
     check_mode(o)
     check_run_files(o.corpus, o.out, o.valid, None if o.seeds > 1 else o.resume, o.loss_log, o.teacher or [])
     seconds, notes = given_budget(o.time_budget, recipe=o.seeds > 1)

@@ -49,8 +49,9 @@ def test_auto_beside_a_family_or_a_bare_name_is_refused_in_one_line(given, said)
 
 
 def record(out, recipe_options: dict):
-    state_path(out).write_text(json.dumps({"version": 2, "options": {"recipe": recipe_options, "span_parser": {}}, "teachers": [],
-                                           "span_parser": None, "stage_seconds": {}}), encoding="utf-8")
+    options = {"recipe": recipe_options, "span_parser": {}}
+    state_path(out).write_text(json.dumps({"version": 2, "options": options, "teachers": [], "span_parser": None,
+                                           "stage_seconds": {}}), encoding="utf-8")
 
 
 def test_a_resumed_recipe_keeps_its_families_and_an_older_record_is_an_onlstm_recipe(tmp_path):
@@ -65,7 +66,7 @@ def test_a_resumed_recipe_keeps_its_families_and_an_older_record_is_an_onlstm_re
 
 
 def stopped_after_the_record(monkeypatch) -> list:
-    """RecipeRun's stages as a stand-in that keeps the families it was given: what the recipe chose, without training."""
+    """RecipeRun's stages as a stand-in that keeps the families it was given: what the recipe chose, untrained."""
     chosen = []
     monkeypatch.setattr(RecipeRun, "stages", lambda run, state: chosen.append(run.recipe.families)
                         or RecipeResult(run.out, state, interrupted=True))

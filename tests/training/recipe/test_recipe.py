@@ -306,8 +306,8 @@ def test_a_larger_time_budget_extends_a_recipe_and_a_smaller_one_is_refused(corp
     assert TINY[-2:] == ["--time-budget", "none"]
 
     def budget(seconds: str):
-        return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2], *ONLSTMS,
-                        "--side-by-side", "1", "--keep-intermediate", "--time-budget", seconds])
+        return in_process(["train", str(corpus), "-o", str(out), "--seeds", "2", "--epochs", "1000", *TINY[:-2],
+                           *ONLSTMS, "--side-by-side", "1", "--keep-intermediate", "--time-budget", seconds])
 
     first = budget("10s")  # --keep-intermediate: the checkpoints a larger budget goes on from
     assert first.exit_code == 0, first.stderr
