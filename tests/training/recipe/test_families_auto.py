@@ -30,7 +30,9 @@ def test_both_families_below_the_line_per_hour_of_budget_and_the_language_models
     assert auto_families(30_000, 3600.0, 200_000)[0] == ("onlstm", "pcfg")
     assert auto_families(200_000, 3600.0, 200_000)[0] == ("onlstm",)
     assert auto_families(300_000, 2 * 3600.0, 200_000)[0] == ("onlstm", "pcfg")  # 150,000 an hour
-    assert auto_families(40_000, 600.0, 200_000)[0] == ("onlstm",)  # 240,000 an hour in ten minutes
+    families, why = auto_families(40_000, 600.0, 200_000)  # 240,000 an hour in ten minutes
+    assert families == ("onlstm",) and "40,000 words for a 10-minute budget" in why
+    assert "for a 2-hour budget" in auto_families(300_000, 2 * 3600.0, 200_000)[1]
     families, why = auto_families(250_000, None, 200_000)  # no budget: read as one hour
     assert families == ("onlstm",) and "250,000 words" in why and "without a budget" in why
 
