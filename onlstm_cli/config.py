@@ -317,10 +317,10 @@ class RecipeConfig:
             raise TrainingError("--side-by-side must be at least 1")
         if not (self.max_ppl_ratio == 0 or self.max_ppl_ratio >= 1):  # below 1 would leave out the median model
             raise TrainingError(f"--max-ppl-ratio must be 0 (every model votes) or at least 1, not {self.max_ppl_ratio:g}")
-        if isinstance(self.families, str) or self.families == (AUTO,):
-            if self.families not in (AUTO, (AUTO,)):
-                raise TrainingError(f"model families {self.families}: name them (onlstm,pcfg) or give {AUTO}")
+        if self.families in (AUTO, (AUTO,)):
             self.families = AUTO
+        elif isinstance(self.families, str):
+            raise TrainingError(f"model families {self.families}: name them (onlstm,pcfg) or give {AUTO}")
         elif AUTO in self.families:
             raise TrainingError(f"model families {', '.join(self.families)}: {AUTO} chooses them, alone")
         if self.pcfg_below_words_per_hour <= 0:

@@ -27,8 +27,12 @@ def auto_families(words: int, seconds: float | None, pcfg_below: float) -> tuple
     as one hour): both families below `pcfg_below` words an hour, the ON-LSTMs alone from it."""
     hours = (seconds or 3600.0) / 3600.0
     per_hour = words / hours
-    budget = ("recipe without a budget, read as one hour" if not seconds else f"{hours:g}-hour budget"
-              if seconds >= 3600 else f"{seconds / 60:.3g}-minute budget")
+    if not seconds:
+        budget = "recipe without a budget, read as one hour"
+    elif seconds >= 3600:
+        budget = f"{hours:g}-hour budget"
+    else:
+        budget = f"{seconds / 60:.3g}-minute budget"
     if per_hour < pcfg_below:
         return BOTH_FAMILIES, (f"{words:,} words for a {budget}, under {pcfg_below:,.0f} words an hour: "
                                "the language models have time to spare for PCFGs")

@@ -36,10 +36,7 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     if not path.exists():
         return RecipeState(options), None
     try:
-        size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
-        data = migrated(json.loads(path.read_text(encoding="utf-8")))
+        data = read_record(path)
         state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
@@ -56,15 +53,20 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
     return state, extended_from
 
 
+def read_record(path: Path) -> dict:
+    """A record's data as this version writes it; OSError, ValueError, KeyError or TypeError where it is none."""
+    size = path.stat().st_size
+    if size > MAX_RECORD_BYTES:
+        raise ValueError(f"{size:,} bytes, more than a record's {MAX_RECORD_BYTES:,}")
+    return migrated(json.loads(path.read_text(encoding="utf-8")))
+
+
 def recorded_families(out: Path) -> tuple | None:
     """The families of the recipe recorded beside `out` (an ON-LSTM alone where the record predates families),
     so that `--families auto` goes on as the recipe began whatever the budget is now; None where there is no record
     to read (load_state says what is wrong with one that cannot be)."""
-    path = state_path(out)
     try:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            return None
-        families = json.loads(path.read_text(encoding="utf-8"))["options"]["recipe"].get("families", ["onlstm"])
+        families = read_record(state_path(out))["options"]["recipe"].get("families", ["onlstm"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return tuple(families) if isinstance(families, list) and all(isinstance(f, str) for f in families) else None
