@@ -10,7 +10,7 @@ for run in 2111 3111; do
   awk 'NF { if (k % 20 != 19) print; k++ }' $D/c.txt > $E/train.txt
   for seed in $run $((run + 1)); do
     onlstm train $E/train.txt --family pcfg --teacher $D/m.lm-seed$run.onlstm --teacher $D/m.lm-seed$((run + 1)).onlstm \
-      --valid $E/train.txt --seed $seed --time-budget 114 --threads 1 -o $E/pcfg-$seed.onlstm > $E/pcfg-$seed.log 2>&1
+      --valid $E/train.txt --seed $seed --time-budget 114s --threads 1 -o $E/pcfg-$seed.onlstm > $E/pcfg-$seed.log 2>&1
     docs/experiments/scripts/eval_files.sh $GOLD $E/pcfg-$seed.onlstm >> $E/eval.txt 2>&1
   done
 done
