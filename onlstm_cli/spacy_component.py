@@ -5,7 +5,7 @@
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("onlstm", config={"model": "en"})
     sent = next(nlp("The cat sat on the mat.").sents)
-    sent._.parse_string                # "(S (X The) (S (X cat) …))", as `onlstm parse -f bracket`
+    sent._.parse_string                # "(S (S (S (X The) (X cat)) …)", as `onlstm parse -f bracket`
     sent._.constituents                # every constituent as a Span, in pre-order (the sentence first)
     sent._.children                    # the constituents one level down; each has ._.parent == sent
     sent._.labels                      # ("S",): see LABEL
