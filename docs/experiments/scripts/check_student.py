@@ -8,14 +8,13 @@ from pathlib import Path
 
 from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.modelfile import load_model
+from onlstm_cli.training.recipe.voters import validation_votes
 from onlstm_cli.training.student.check import check_student
-from onlstm_cli.training.student.votes import votes_of
 
 student, valid, teachers = Path(sys.argv[1]), sys.argv[2], [load_model(p) for p in sys.argv[3:]]
 with tempfile.TemporaryDirectory() as folder:
     copy = Path(folder) / student.name
     shutil.copy(student, copy)
-    votes = votes_of(teachers, valid, valid, SelfTrainConfig(span_parser_teachers=True), print, load_model(copy),
-                     limit=1)
+    votes = validation_votes(copy, teachers, valid, SelfTrainConfig(span_parser_teachers=True))  # as a recipe's rerun
     check = check_student(copy, None, votes, print)
     print(check.text())

@@ -7,10 +7,10 @@ cd /work/main && . .venv/bin/activate
 GOLD=../shared/data/ud-tr-imst/tr_imst-ud-dev.conllu
 for run in 2111 3111; do
   D=runs/ship-teacher/tr-$run; E=runs/pcfg-last/tr-$run; mkdir -p $E
-  awk 'NF { if (k % 20 != 19) print; k++ }' $D/c.txt > $E/train.txt
+  python -c "import sys; from pathlib import Path; from onlstm_cli.training.recipe.files import held_out_split; held_out_split(Path(sys.argv[1]), Path(sys.argv[2]))" $D/c.txt $E/split.onlstm  # the recipe's own split: $E/split.recipe-{train,valid}.txt
   for seed in $run $((run + 1)); do
-    onlstm train $E/train.txt --family pcfg --teacher $D/m.lm-seed$run.onlstm --teacher $D/m.lm-seed$((run + 1)).onlstm \
-      --valid $E/train.txt --seed $seed --time-budget 114s --threads 1 -o $E/pcfg-$seed.onlstm > $E/pcfg-$seed.log 2>&1
+    onlstm train $E/split.recipe-train.txt --family pcfg --teacher $D/m.lm-seed$run.onlstm --teacher $D/m.lm-seed$((run + 1)).onlstm \
+      --valid $E/split.recipe-train.txt --seed $seed --time-budget 114s --threads 1 -o $E/pcfg-$seed.onlstm > $E/pcfg-$seed.log 2>&1
     docs/experiments/scripts/eval_files.sh $GOLD $E/pcfg-$seed.onlstm >> $E/eval.txt 2>&1
   done
 done
