@@ -5,8 +5,12 @@ suite stays fast on a busy two-core machine.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +168,50 @@ def read_terminal(reader: int, process, timeout_s: float) -> bytes:
     else:
         process.kill()
     return b"".join(chunks)
+
+
+# torchrun's runs (tests of training on several processes)
+SAFETY_TIMEOUT = 300  # seconds; only so that a hung run fails the test instead of the whole CI job
+
+
+def torchrun_command(*args, nproc: int = 2) -> list[str]:
+    # --standalone: a rendezvous on a free local port, so that tests running side by side do not collide
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
+            "-m", "onlstm_cli", "train", *map(str, args)]
+
+
+def torchrun_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+
+
+def torchrun(*args, nproc: int = 2, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(torchrun_command(*args, nproc=nproc), cwd=REPO, env={**torchrun_env(), **(env or {})},
+                          capture_output=True, text=True, timeout=SAFETY_TIMEOUT)
+
+
+def worker_pid(agent_pid: int, rank: int) -> int | None:
+    """The pid of torchrun's worker process of `rank` (from Linux's /proc)."""
+    for task in Path(f"/proc/{agent_pid}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a process that has just ended
+                if f"RANK={rank}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                    return int(pid)
+    return None
+
+
+def has_ended(pid: int) -> bool:
+    """The process has exited (a zombie its parent has not yet reaped counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def end_hung_run(agent: subprocess.Popen) -> None:
+    """Leaves no process of a hung run behind (the workers have sessions of their own)."""
+    if agent.poll() is None:
+        for rank in (0, 1):
+            with contextlib.suppress(ProcessLookupError, TypeError):
+                os.kill(worker_pid(agent.pid, rank), signal.SIGKILL)
+        agent.kill()
+        agent.wait()

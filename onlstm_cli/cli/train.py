@@ -116,7 +116,7 @@ def train(o: TrainOptions):
     The recipe, --seeds K (e.g. 4): K language models trained within the one --time-budget, then a span parser
     trained on the votes of their trees, written to --out (the language models beside it); on a small text for its
     budget neural PCFGs teach beside them (--families). Without --seeds: one model of --family, an ON-LSTM
-    language model (it parses with its own distances; under torchrun, on several processes) or a neural PCFG.
+    language model (it parses with its own distances) or a neural PCFG, under torchrun on several processes.
     With --teacher FILE: a student, a span parser trained on the trees that FILE's model gives the corpus (with
     --family pcfg: a PCFG whose likelihood is summed over the trees its --teacher files propose, parse-focusing)."""
     check_mode(o)
@@ -136,15 +136,15 @@ def train(o: TrainOptions):
 
 
 def check_one_process(o: TrainOptions) -> None:
-    """Under torchrun only a language model trains on all the processes: anything else would train once in each
-    of them, each writing the same files. The first process says so; the others exit without a word."""
-    from onlstm_cli.training.lm.distributed import launched_rank, launched_world_size
-    if launched_world_size() > 1 and (o.family == Family.pcfg or o.teacher or o.seeds > 1):
+    """Under torchrun one model trains on all the processes, a language model or a PCFG: anything else would train
+    once in each of them, each writing the same files. The first process says so; the others exit without a word."""
+    from onlstm_cli.training.run.distributed import launched_rank, launched_world_size
+    if launched_world_size() > 1 and (o.teacher or o.seeds > 1):
         if launched_rank() != 0:
             raise typer.Exit(2)
-        what = "a PCFG (--family pcfg)" if o.family == Family.pcfg else "a span parser (--teacher)" if o.teacher \
-            else "the recipe (--seeds K)"
-        raise UserError(f"torchrun trains one ON-LSTM language model on all its processes; {what} trains in one "
+        what = ("a focused PCFG (--family pcfg --teacher)" if o.family == Family.pcfg and o.teacher
+                else "a span parser (--teacher)" if o.teacher else "the recipe (--seeds K)")
+        raise UserError(f"torchrun trains one language model or PCFG on all its processes; {what} trains in one "
                         "process: start it without torchrun")
 
 
@@ -187,7 +187,7 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
     is given; `notes` and what it took for the user, then what its file is, on stderr."""
     from onlstm_cli.errors import RankZeroFailed
     from onlstm_cli.text.languages import corpus_language
-    from onlstm_cli.training.lm.distributed import launched_rank
+    from onlstm_cli.training.run.distributed import launched_rank
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
     took = None if o.resume is not None else note  # a resumed run reads as its checkpoint says
     unvalidated = validation_note(o.valid) if o.seeds == 1 else None  # the recipe holds lines out itself
@@ -232,8 +232,10 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
     """`train --family pcfg`: one neural PCFG (train_pcfg checks its configs); `notes` and what it took for the
     user, then how it ended, on stderr."""
     from onlstm_cli.config import PcfgTrainConfig
+    from onlstm_cli.errors import RankZeroFailed
     from onlstm_cli.text.languages import corpus_language
     from onlstm_cli.training.pcfg.train import train_pcfg
+    from onlstm_cli.training.run.distributed import launched_rank
     lang, tokenizer, note = corpus_language(o.corpus, o.lang, o.tokenizer, o.characters)
     if o.resume is not None or o.teacher:  # read as the checkpoint says, or as the teachers' language model reads
         note = None
@@ -254,9 +256,13 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
             result = train_focused_pcfg(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher],
                                         votes_config=votes, reporter=reporter, **options)
         else:
-            result = train_pcfg(o.corpus, o.out, tokenizer=tokenizer, lang=lang, pretokenized=o.pretokenized,
-                                keep_punct=o.keep_punct, reporter=reporter, **options)
-    log(result.summary(o.valid))
+            try:
+                result = train_pcfg(o.corpus, o.out, tokenizer=tokenizer, lang=lang, pretokenized=o.pretokenized,
+                                    keep_punct=o.keep_punct, reporter=reporter, **options)
+            except RankZeroFailed:
+                raise typer.Exit(2)  # rank 0 has said why
+    if launched_rank() == 0:  # under torchrun, the first process says how it ended
+        log(result.summary(o.valid))
     return result
 
 

@@ -35,7 +35,7 @@ def holding(out: Path, make_folder: bool):
     """The run holds --out until it ends (files.output_lock): a second run on the same --out is refused, not left
     to replace it. Under torchrun the first process holds it. A language model's run makes --out's folder, as
     training does (run/files.py's check_destination); the recipe refuses a folder that is not there."""
-    from onlstm_cli.training.lm.distributed import launched_rank
+    from onlstm_cli.training.run.distributed import launched_rank
     if launched_rank() != 0:
         return contextlib.nullcontext()
     if make_folder:
@@ -49,7 +49,7 @@ def holding(out: Path, make_folder: bool):
 def run_reporter(first: "FirstLine"):
     """A language model's reporter (a live display on a terminal, else lines), `first`'s line said before its own
     first; under torchrun nothing on the other processes (the first speaks for the run)."""
-    from onlstm_cli.training.lm.distributed import launched_rank
+    from onlstm_cli.training.run.distributed import launched_rank
     from onlstm_cli.training.lm.report import LineReporter, NullReporter, RichReporter
     if launched_rank() != 0:
         return NullReporter()

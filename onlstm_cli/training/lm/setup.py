@@ -12,7 +12,7 @@ from onlstm_cli.text.corpus import (LONG_TOKEN, TokenColumns, batchify, corpus_t
                                     iter_sentences, rank_columns, read_corpus, token_stream, unspaced_share)
 from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
-from onlstm_cli.training.lm.distributed import Group
+from onlstm_cli.training.run.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, model_from_archive, read_archive
 from onlstm_cli.training.lm.checks import check_global_batch, check_resumed_optimizer, check_resumed_options

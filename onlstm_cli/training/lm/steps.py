@@ -18,7 +18,7 @@ from onlstm_cli.files import open_for_append
 from onlstm_cli.config import TrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.lm.model import ONLSTMLanguageModel
-from onlstm_cli.training.lm.distributed import Group
+from onlstm_cli.training.run.distributed import Group
 from onlstm_cli.training.lm.setup import Plan
 
 

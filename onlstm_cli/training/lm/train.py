@@ -7,7 +7,7 @@ whether `out` is replaced; a checkpoint with the optimizer state is written besi
 resume.
 
 Started by torchrun with several processes, each process trains a DistributedDataParallel copy of the model
-on its own slice of the stream (distributed.py); rank 0 alone validates, reports and writes files.
+on its own slice of the stream (run/distributed.py); rank 0 alone validates, reports and writes files.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel, resolve_device
 from onlstm_cli.lm.perplexity import unigram_perplexity
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, TrainConfig
 from onlstm_cli.text.tokenizers import Tokenizer
-from onlstm_cli.training.lm.distributed import Group, process_group
+from onlstm_cli.training.run.distributed import Group, process_group, rank_zero_reads
 from onlstm_cli.training.lm.checks import check_free_space, reconcile_best
 from onlstm_cli.training.run.files import check_destination, checkpoint_path
 from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter, against_word_frequencies
@@ -60,20 +60,15 @@ def use_threads(threads: int | None) -> None:
 
 
 def shared_plan(group: Group, read_plan) -> tuple[Plan, ONLSTMLanguageModel | None, torch.Tensor | None]:
-    """Rank 0's `read_plan()` (the plan, the model, the validation data), with the plan sent to every rank; a
-    failure there ends the other ranks too, said by rank 0 alone."""
-    if not group.is_main:
-        plan = group.broadcast(None)
-        if isinstance(plan, RankZeroFailed):
-            group.fail_together(str(plan))
-        return plan, None, None
-    try:
-        plan, model, valid_data = read_plan()
-    except Exception as e:
-        group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for the plan forever
-        raise
-    group.broadcast(plan)
-    return plan, model, valid_data
+    """Rank 0's `read_plan()` (the plan, the model, the validation data), with the plan sent to every rank
+    (rank_zero_reads); the model and the validation data stay on rank 0."""
+    on_rank_zero = {}
+
+    def read():
+        plan, on_rank_zero["model"], on_rank_zero["valid"] = read_plan()
+        return plan
+    plan = rank_zero_reads(group, read)
+    return plan, on_rank_zero.get("model"), on_rank_zero.get("valid")
 
 
 def word_frequencies(plan: Plan, data, valid_data, group: Group) -> dict:
@@ -108,7 +103,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
     even where its seconds have more (a recipe's stage ends there, the run's set-up inside it). Every option is
     checked before anything is read (check_options): a bad one is a one-line TrainingError.
 
-    Under torchrun with several processes this trains one model on all of them (see distributed.py).
+    Under torchrun with several processes this trains one model on all of them (see run/distributed.py).
     """
     tc = train_config or TrainConfig()
     check_options(model_config, tc, max_vocab, min_freq, split)

@@ -17,7 +17,7 @@ from onlstm_cli.lm.model import ONLSTMLanguageModel
 from onlstm_cli.lm.perplexity import evaluate_perplexity
 from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.corpus import TokenColumns
-from onlstm_cli.training.lm.distributed import Group, lost_peer
+from onlstm_cli.training.run.distributed import Group, lost_peer
 from onlstm_cli.training.run.files import checkpoint_path
 from onlstm_cli.training.lm.files import RunFiles
 from onlstm_cli.training.run.clock import ESTIMATE_STEPS, Budget, Clock

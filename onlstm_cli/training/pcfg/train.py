@@ -12,6 +12,10 @@ With teachers (`focus`), training is parse-focused (Park and Kim 2024): each tra
 over the trees made of the spans its teachers' trees (and the branching voter, where `auto` gives one) propose, not
 over every binary tree; the text is read as the teachers' host language model reads it. Validation perplexity is
 still the whole likelihood's.
+
+Started by torchrun with several processes, one model trains on all of them (run/distributed.py): rank 0 reads the
+files and sends them to the others; each step's batch of sentences of about one length is shared among the
+processes, so that their gradients summed are the one-process run's on that batch; rank 0 alone reports and writes.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import torch
 
 from onlstm_cli import __version__
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, PcfgConfig, PcfgTrainConfig
-from onlstm_cli.errors import TrainingError
+from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
 from onlstm_cli.lm.model import resolve_device
 from onlstm_cli.pcfg.model import NeuralPCFG
@@ -34,8 +38,9 @@ from onlstm_cli.signals import StopSignals
 from onlstm_cli.text.corpus import iter_sentences, no_sentences, trained_reading
 from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.text.vocab import Vocabulary
-from onlstm_cli.training.lm.report import LineReporter, Reporter
+from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter
 from onlstm_cli.training.run.clock import Budget, Clock
+from onlstm_cli.training.run.distributed import Group, lost_peer, process_group, rank_zero_reads
 from onlstm_cli.training.run.files import check_destination
 from onlstm_cli.training.run.identity import first_change
 from onlstm_cli.training.pcfg.trainer import PcfgRun, PcfgTrainResult
@@ -102,16 +107,18 @@ class Progress:
 
 
 def run_identity(corpus, valid, out: Path, config: PcfgConfig, train: PcfgTrainConfig, reading: dict,
-                 focus: list | None = None) -> dict:
-    """What a resumed run must share with the run that wrote its checkpoint."""
+                 focus: list | None = None, processes: int = 1) -> dict:
+    """What a resumed run must share with the run that wrote its checkpoint. Its batches are the global batch's
+    (`processes` × --batch-size sentences, shared among the processes), so a run goes on with another number of
+    processes where that is the same."""
     return {"corpus": str(Path(corpus).resolve()), "valid": str(Path(valid).resolve()) if valid else None,
-            "out": str(out.resolve()), "pcfg": config.to_dict(), "batch_size": train.batch_size,
+            "out": str(out.resolve()), "pcfg": config.to_dict(), "batch_size": processes * train.batch_size,
             "max_len": train.max_len, "seed": train.seed, "reading": reading,
             "focus": [str(Path(name).resolve()) for name in focus] if focus else None}
 
 
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "pcfg": "the PCFG's sizes",
-                  "batch_size": "--batch-size", "max_len": "--max-len", "seed": "--seed",
+                  "batch_size": "global batch (--batch-size × torchrun's processes)", "max_len": "--max-len", "seed": "--seed",
                   "reading": "reading of the text (--tokenizer, --lang, --pretokenized, --keep-punct, --max-vocab, "
                              "--min-freq)", "focus": "--teacher"}
 
@@ -124,9 +131,10 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     """Train (or resume) a neural PCFG on `corpus`; `out` holds the best by validation perplexity. `config`: the
     PcfgConfig's sizes (its vocabulary's aside). `focus`: the teachers' votes that focus each sentence's likelihood
     (training/student/focus.py makes them); the text is then theirs, read as their host language model reads it.
-    Every option is checked before anything is read."""
-    train = check_options(out, config, train, max_vocab)
-    out, reporter = Path(out), reporter or LineReporter()
+    Every option is checked before anything is read. Under torchrun with several processes this trains one model
+    on all of them (not a focused one: its teachers' votes are made in one process)."""
+    train = check_options(config, train, max_vocab)
+    out = Path(out)
     budget = Budget(train.time_budget) if budget is None else budget
     started = min(time.time(), budget.started)  # the set-up counts: a focused run's teachers parse before this
     if train.threads:
@@ -134,60 +142,100 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     tokenizer = tokenizer or Tokenizer()
     reading = {"tokenizer": tokenizer.to_dict(), "lang": lang, "pretokenized": pretokenized, "keep_punct": keep_punct,
                "max_vocab": max_vocab, "min_freq": min_freq}
-    state = None if resume is None else read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training")
-    if resume is not None and state is None:
-        raise TrainingError(f"{resume} is not a PCFG's checkpoint (train --family pcfg writes those)")
-    resumed_vocab = None if state is None else Vocabulary(state["vocab"][2:])
     if focus:
-        text = focused_text(focus.votes, max_vocab, min_freq, resumed_vocab)
         tokenizer, lang, (pretokenized, keep_punct) = focus.host.tokenizer, focus.host.lang, trained_reading(focus.host)
         reading.update(tokenizer=tokenizer.to_dict(), lang=lang, pretokenized=pretokenized, keep_punct=keep_punct)
-    else:
-        text = read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
-                         resumed_vocab)
-    sizes = PcfgConfig(vocab_size=len(text.vocab), **(config or {}))
-    torch.manual_seed(train.seed)
-    rng = random.Random(train.seed)
-    model = NeuralPCFG(sizes).to(resolve_device(train.device))
-    optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, betas=(0.75, 0.999))
-    identity = run_identity(corpus, valid, out, sizes, train, reading, focus.teachers if focus else None)
-    if focus:
-        identity["focus_sentences"] = len(text.train) + text.one_word
-    progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)
-    tokens = sum(map(len, text.train))
-    clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
-    reporter.message(start_line(model, text, train, tokens, progress))
+
+    def read() -> tuple[Text, dict | None]:  # on rank 0 alone: the files of the run
+        check_destination(out)
+        state = None if resume is None else read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training")
+        if resume is not None and state is None:
+            raise TrainingError(f"{resume} is not a PCFG's checkpoint (train --family pcfg writes those)")
+        resumed_vocab = None if state is None else Vocabulary(state["vocab"][2:])
+        if focus:
+            return focused_text(focus.votes, max_vocab, min_freq, resumed_vocab), state
+        return read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
+                         resumed_vocab), state
+
+    with process_group(resolve_device(train.device)) as (group, device):
+        if focus and group.world_size > 1:
+            raise TrainingError("a focused PCFG (--teacher) trains in one process: start it without torchrun")
+        reporter = (reporter or LineReporter()) if group.is_main else NullReporter()
+        text, state = rank_zero_reads(group, read)
+        sizes = PcfgConfig(vocab_size=len(text.vocab), **(config or {}))
+        torch.manual_seed(train.seed)  # every rank the same first weights
+        rng = random.Random(train.seed)  # and the same batches
+        model = NeuralPCFG(sizes).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, betas=(0.75, 0.999))
+        identity = run_identity(corpus, valid, out, sizes, train, reading, focus.teachers if focus else None,
+                                group.world_size)
+        if focus:
+            identity["focus_sentences"] = len(text.train) + text.one_word
+        progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)
+        tokens = sum(map(len, text.train))
+        clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
+        reporter.message(start_line(model, text, train, tokens, progress, group))
+        meta = run_meta(corpus, valid, text, (pretokenized, keep_punct, max_vocab, min_freq), train, budget, group,
+                        focus)
+        with StopSignals() as signals:
+            run = PcfgRun(model, optimizer, rng, text, train, progress, identity, out, clock, reporter, meta,
+                          (tokenizer, lang), group)
+            return run_together(run, group, signals)
+
+
+def run_meta(corpus, valid, text: Text, reading: tuple, train: PcfgTrainConfig, budget: Budget, group: Group,
+             focus: "Focus | None") -> dict:
+    """The model file's record of its run (`reading`: pretokenized, keep_punct, max_vocab, min_freq)."""
+    pretokenized, keep_punct, max_vocab, min_freq = reading
     meta = {"data": {"corpus": str(corpus), "valid": str(valid) if valid else None, "pretokenized": pretokenized,
-                     "keep_punct": keep_punct, "train_tokens": tokens, "left_out": text.left_out,
+                     "keep_punct": keep_punct, "train_tokens": sum(map(len, text.train)), "left_out": text.left_out,
                      "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"},
-            "train": {**asdict(train), "time_budget": budget.seconds}, "onlstm_version": __version__}
+            "train": {**asdict(train), "time_budget": budget.seconds, "world_size": group.world_size,
+                      "global_batch_size": group.world_size * train.batch_size},
+            "onlstm_version": __version__}
     if focus:
         meta["focus"] = {"teachers": focus.teachers, "right_branching": focus.votes.right_branching,
                          "left_branching": focus.votes.left_branching, "sentences": len(text.train)}
-    with StopSignals() as signals:
-        run = PcfgRun(model, optimizer, rng, text, train, progress, identity, out, clock, reporter, meta,
-                   (tokenizer, lang))
+    return meta
+
+
+def run_together(run: PcfgRun, group: Group, signals) -> PcfgTrainResult:
+    """The run's loop, its errors said once: by rank 0 where every rank met them, by each rank that lost a peer."""
+    try:
         return run.loop(signals)
+    except RankZeroFailed:
+        raise
+    except TrainingError as e:  # met on every rank at once (the divergence guard reads the summed step)
+        if not group.is_main:
+            group.fail_together(str(e))  # said by rank 0 alone
+        raise
+    except RuntimeError as e:  # a step's collective failed: said by each rank that saw it (rank 0 may not)
+        why = lost_peer(e, group)
+        if why is None:
+            raise
+        raise TrainingError(f"{why}: training stopped; {run.keep_after_lost_peer()}") from None
 
 
-def check_options(out, config: dict | None, train: PcfgTrainConfig | None, max_vocab: int | None) -> PcfgTrainConfig:
-    """A run's options, each bad one a one-line TrainingError, and --out's place; the training config."""
+def check_options(config: dict | None, train: PcfgTrainConfig | None, max_vocab: int | None) -> PcfgTrainConfig:
+    """A run's options, each bad one a one-line TrainingError; the training config."""
     train = (train or PcfgTrainConfig()).check()
     PcfgConfig(vocab_size=0, **(config or {})).check()
     if max_vocab is not None and max_vocab < 3:
         raise TrainingError("--max-vocab must be at least 3 (<unk>, <eos> and one word)")
-    check_destination(Path(out))
     return train
 
 
-def start_line(model: NeuralPCFG, text: Text, train: PcfgTrainConfig, tokens: int, progress: Progress) -> str:
+def start_line(model: NeuralPCFG, text: Text, train: PcfgTrainConfig, tokens: int, progress: Progress,
+               group: Group = Group()) -> str:
     c = model.config
     where = f"; resumed in epoch {progress.epoch} after {progress.step} batches" if progress.step or progress.history else ""
     skipped = (f"; {text.left_out:,} lines over {train.max_len} words left out (--max-len)" if text.left_out else "")
     focused = ", each one's likelihood over the trees its teachers propose" if text.focus is not None else ""
+    processes = (f"; training on {group.world_size} processes ({group.backend}) × batch {train.batch_size} = global "
+                 f"batch {group.world_size * train.batch_size} sentences" if group.world_size > 1 else "")
     return (f"a PCFG of {c.nonterminals} nonterminals, {c.preterminals} preterminals, rank {c.rank} "
             f"({sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters) on {len(text.train):,} sentences "
-            f"({tokens:,} words, vocabulary {len(text.vocab):,}){focused}{skipped}{where}")
+            f"({tokens:,} words, vocabulary {len(text.vocab):,}){focused}{skipped}{processes}{where}")
 
 
 def resumed(state: dict, identity: dict, path, model: NeuralPCFG, optimizer, rng: random.Random) -> Progress:

@@ -1,5 +1,7 @@
 """The loop of one PCFG training run (train.py sets it up), in the pieces nanoGPT's loop has: steps, evaluation,
-checkpoints, stopping."""
+checkpoints, stopping. On several processes (torchrun) every rank runs it alike: the same batches, each its share
+of a batch's sentences, the gradients summed in one collective a step, and the decisions to stop or checkpoint
+made by rank 0 (any rank's Ctrl-C) and shared before each step."""
 from __future__ import annotations
 
 import math
@@ -10,12 +12,12 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli.errors import TrainingError
 from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.evaluation.metrics import nearest_branching
 from onlstm_cli.pcfg.model import NeuralPCFG, focus_mask, pcfg_trees
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
 from onlstm_cli.pcfg_file import pcfg_archive
+from onlstm_cli.training.run.distributed import Group
 from onlstm_cli.training.run.files import Saves, checkpoint_path
 from onlstm_cli.training.run.guard import DivergenceGuard
 from onlstm_cli.trees import build_tree, tree_spans
@@ -60,14 +62,16 @@ def batch_tensors(ids_of: list[list[int]], batch: list[int], device="cpu") -> tu
 
 
 @torch.no_grad()
-def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64) -> float | None:
-    """Per word, exp(− Σ log p(sentence) / Σ words); None without sentences."""
+def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64, group: Group = Group()) -> float | None:
+    """Per word, exp(− Σ log p(sentence) / Σ words); None without sentences. On several processes each rank scores
+    its share of the sentences and the sums are shared."""
     if not ids_of:
         return None
-    total = 0.0
-    for batch in length_batches(ids_of, batch_size, None):
-        total += float(model.log_likelihood(*batch_tensors(ids_of, batch, model.words.weight.device)).sum())
-    return math.exp(min(-total / sum(map(len, ids_of)), 50.0))
+    share, total = ids_of[group.rank::group.world_size], 0.0
+    for batch in length_batches(share, batch_size, None):
+        total += float(model.log_likelihood(*batch_tensors(share, batch, model.words.weight.device)).sum())
+    total, words = group.sum([total, float(sum(map(len, share)))], model.words.weight.device)
+    return math.exp(min(-total / words, 50.0))
 
 
 # A run's end parses at most this many validation sentences to see whether its trees are a branching rule's
@@ -94,8 +98,9 @@ def branching_warning(model: NeuralPCFG, valid: list[list[int]]) -> str | None:
 
 class PcfgRun:
     def __init__(self, model, optimizer, rng, text, train, progress, identity: dict, out: Path, clock, reporter,
-                 meta: dict, reading: tuple):
+                 meta: dict, reading: tuple, group: Group = Group()):
         self.model, self.optimizer, self.rng, self.text, self.train = model, optimizer, rng, text, train
+        self.group = group
         self.progress, self.identity, self.out, self.clock, self.reporter = progress, identity, out, clock, reporter
         self.meta, (self.tokenizer, self.lang) = meta, reading
         self.checkpoint = checkpoint_path(out)
@@ -116,13 +121,16 @@ class PcfgRun:
             self.save_checkpoint()
             self.reporter.message(f"interrupted in epoch {p.epoch} after {p.step} batches; resume with --resume "
                                   f"{self.checkpoint}")
-        if self.saves.unsaved is not None:
-            raise TrainingError(f"training stopped, but its last save failed: {self.saves.unsaved}")
-        if stop != "interrupt" and self.best_state is not None:
+        unsaved = self.saves.unsaved and f"training stopped, but its last save failed: {self.saves.unsaved}"
+        error = self.group.first_error(unsaved)  # rank 0 alone saves: the others end with it
+        if error is not None:
+            self.group.fail_together(error)
+        if stop != "interrupt" and self.best_state is not None and self.group.is_main:
             self.model.load_state_dict(self.best_state)  # the model `out` holds (the run is over: its checkpoint is out)
             warning = branching_warning(self.model, self.text.valid)
             if warning:
                 self.reporter.message(warning)
+        self.group.barrier()  # the other ranks end once rank 0 has said all it says
         done = len(p.history) and p.history[-1]["epochs"]
         return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
                                self.clock.seconds(), stop == "time", stop == "interrupt", int(signals.caught),
@@ -131,17 +139,25 @@ class PcfgRun:
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""
         p = self.progress
-        if p.batches is None:
-            p.batches, p.step = length_batches(self.text.train, self.train.batch_size, self.rng), 0
+        if p.batches is None:  # each batch is every process's --batch-size sentences
+            p.batches, p.step = length_batches(self.text.train, self.group.world_size * self.train.batch_size,
+                                               self.rng), 0
         self.model.train()
         self.reporter.start_epoch(p.epoch, self.clock.epoch_tokens)
         last_checkpoint, timed, words, loss_sum = time.monotonic(), time.time(), 0, 0.0
         done = sum(len(self.text.train[k]) for batch in p.batches[:p.step] for k in batch)
         while p.step < len(p.batches):
-            if signals.caught:
+            # a first epoch ends early only once it has seen a tenth of the text
+            interrupt, time_up, checkpoint_due = self.decide(
+                signals.caught, self.clock.time_up() and (p.history or p.step >= max(1, len(p.batches) // 10)),
+                time.monotonic() - last_checkpoint >= self.train.checkpoint_every)
+            if interrupt:
                 return "interrupt"
-            if self.clock.time_up() and (p.history or p.step >= max(1, len(p.batches) // 10)):
-                return "time"  # a first epoch ends early only once it has seen a tenth of the text
+            if time_up:
+                return "time"
+            if checkpoint_due:
+                self.save_checkpoint()
+                last_checkpoint = time.monotonic()
             batch = p.batches[p.step]
             loss = self.step(batch)
             p.step += 1
@@ -157,22 +173,35 @@ class PcfgRun:
                     self.reporter.message(line)
             self.train_loss = loss_sum / max(words, 1)  # per word, over this run's part of the epoch
             self.reporter.progress(p.epoch, done, self.train_loss, rate, eta)
-            if time.monotonic() - last_checkpoint >= self.train.checkpoint_every:
-                self.save_checkpoint()
-                last_checkpoint = time.monotonic()
         return None
+
+    def decide(self, interrupt: bool, time_up: bool, checkpoint_due: bool) -> tuple[bool, bool, bool]:
+        """Whether to stop for a signal, for the time, and whether to checkpoint now: the same on every rank (any
+        rank's signal, rank 0's clock), so that all take the same steps."""
+        if self.group.world_size == 1:
+            return bool(interrupt), bool(time_up), bool(checkpoint_due)
+        main = float(self.group.is_main)
+        summed = self.group.sum([float(bool(interrupt)), main * bool(time_up), main * bool(checkpoint_due)],
+                                self.model.words.weight.device)
+        return summed[0] > 0, summed[1] > 0, summed[2] > 0
 
     def step(self, batch: list[int]) -> float:
         """One Adam step on a batch; the loss per word (its sentences' negative log-likelihood over their words, over
-        the trees its teachers propose where the run is focused)."""
-        ids, lengths = batch_tensors(self.text.train, batch, self.model.words.weight.device)
-        mask = (None if self.text.focus is None else
-                focus_mask([self.text.focus[k] for k in batch], lengths.tolist()).to(ids.device))
-        log_likelihood = self.model.log_likelihood(ids, lengths, mask)
+        the trees its teachers propose where the run is focused). Each rank's share of the batch contributes its
+        part of the batch's mean, and the parts' gradients are summed (Group.sum_gradients)."""
+        share = batch[self.group.rank::self.group.world_size]
         self.optimizer.zero_grad()
-        (-log_likelihood.mean()).backward()
+        nll, words = 0.0, 0.0
+        if share:  # a batch of fewer sentences than processes leaves some without one: they add zeros
+            ids, lengths = batch_tensors(self.text.train, share, self.model.words.weight.device)
+            mask = (None if self.text.focus is None else
+                    focus_mask([self.text.focus[k] for k in share], lengths.tolist()).to(ids.device))
+            log_likelihood = self.model.log_likelihood(ids, lengths, mask)
+            (-log_likelihood.sum() / len(batch)).backward()
+            nll, words = float(-log_likelihood.detach().sum()), float(lengths.sum())
+        nll, words = self.group.sum_gradients(list(self.model.parameters()), [nll, words])
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train.clip or math.inf)
-        loss = float(-log_likelihood.detach().sum()) / int(lengths.sum())
+        loss = nll / words
         if not (math.isfinite(loss) and bool(torch.isfinite(norm))):  # not applied: it would spoil the weights
             self.optimizer.zero_grad()
             kept = f"{self.out} keeps the best PCFG so far; " if self.out.exists() else ""
@@ -189,7 +218,7 @@ class PcfgRun:
         p = self.progress
         started = time.time()
         self.model.eval()
-        valid_ppl = perplexity(self.model, self.text.valid)
+        valid_ppl = perplexity(self.model, self.text.valid, group=self.group)
         self.clock.validation_seconds = time.time() - started
         epochs = p.epoch - 1 + p.step / max(len(p.batches), 1)
         p.history.append({"epoch": p.epoch, "epochs": round(epochs, 3), "valid_ppl": valid_ppl,
@@ -200,14 +229,26 @@ class PcfgRun:
             meta = {**self.meta, "epochs": round(epochs, 3), "valid_ppl": valid_ppl, "history": list(p.history),
                     "seconds": round(self.clock.seconds(), 1),
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang, meta),
-                                           self.out))
+            if self.group.is_main:
+                self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang,
+                                                            meta), self.out))
             self.best_state = {name: value.detach().clone() for name, value in self.model.state_dict().items()}
         self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved)
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()
 
+    def keep_after_lost_peer(self) -> str:
+        """Rank 0's checkpoint of where the run stands when a peer is lost (a step whose collective failed is not
+        applied, so the weights are those every rank had), and how to go on."""
+        if self.group.is_main:
+            self.save_checkpoint()
+            if self.saves.unsaved is None:
+                return f"--resume {self.checkpoint} goes on from here"
+        return f"--resume {self.checkpoint} goes on from the latest checkpoint, if there is one"
+
     def save_checkpoint(self) -> None:
+        if not self.group.is_main:
+            return
         p = self.progress
         self.saves(lambda: atomic_save({"format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION, "pcfg_training": {
             "state_dict": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "epoch": p.epoch,

@@ -8,6 +8,7 @@ budget is spent; a resumed run's parse the sentences its first run had.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, PcfgTrainConfig, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
@@ -16,6 +17,7 @@ from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
 from onlstm_cli.training.lm.report import LineReporter
 from onlstm_cli.training.pcfg.train import Focus, check_options, train_pcfg
 from onlstm_cli.training.run.clock import Budget
+from onlstm_cli.training.run.files import check_destination
 from onlstm_cli.training.student.votes import votes_of
 
 
@@ -40,7 +42,8 @@ def train_focused_pcfg(corpus, out, teachers: list, valid, votes_config: SelfTra
                        reporter=None, **options):
     """`train --family pcfg --teacher A --teacher B …`: train_pcfg's run (`options` are its own), focused on the
     teachers' votes."""
-    train = check_options(out, options.get("config"), train, options.get("max_vocab", DEFAULT_MAX_VOCAB))
+    train = check_options(options.get("config"), train, options.get("max_vocab", DEFAULT_MAX_VOCAB))
+    check_destination(Path(out))  # before the teachers parse
     budget = Budget(train.time_budget) if budget is None else budget
     reporter = reporter or LineReporter()
     limit = None

@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,9 +14,10 @@ import pytest
 import torch.distributed as dist
 from typer.testing import CliRunner
 
-from conftest import REPO, TINY_MODEL, QuietReporter, tiny_train_config, write_corpus
+from conftest import (REPO, SAFETY_TIMEOUT, TINY_MODEL, QuietReporter, end_hung_run, has_ended, tiny_train_config,
+                      torchrun, torchrun_command, torchrun_env, worker_pid, write_corpus)
 from onlstm_cli.cli.commands import app
-from onlstm_cli.training.lm.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
+from onlstm_cli.training.run.distributed import DEFAULT_COLLECTIVE_TIMEOUT, Group, collective_timeout, lost_peer
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, load_model, read_archive
 from onlstm_cli.training.lm.train import checkpoint_path, train_model
 from onlstm_cli.errors import TrainingError
@@ -25,28 +25,12 @@ from onlstm_cli.errors import TrainingError
 pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(),
                                 reason="torch.distributed with gloo is not available")
 
-SAFETY_TIMEOUT = 300  # seconds; only so that a hung run fails the test instead of the whole CI job
 
 # Dropout and DropConnect off, so that the losses depend on the data and the gradients alone.
 NO_DROPOUT = dict(dropout=0.0, dropout_h=0.0, dropout_i=0.0, dropout_e=0.0, weight_drop=0.0)
 TINY_ARGS = ["--emb-size", "20", "--hidden-size", "40", "--chunk-size", "5", "--bptt", "10", "--seed", "1",
              "--threads", "1", "--device", "cpu", "--time-budget", "none", "--optimizer", "sgd", "--lr", "1"]
 NO_DROPOUT_ARGS = ["--dropout", "0", "--dropout-h", "0", "--dropout-i", "0", "--dropout-e", "0", "--weight-drop", "0"]
-
-
-def torchrun_command(*args, nproc: int = 2) -> list[str]:
-    # --standalone: a rendezvous on a free local port, so that tests running side by side do not collide
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
-            "-m", "onlstm_cli", "train", *map(str, args)]
-
-
-def torchrun_env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-
-
-def torchrun(*args, nproc: int = 2, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(torchrun_command(*args, nproc=nproc), cwd=REPO, env={**torchrun_env(), **(env or {})},
-                          capture_output=True, text=True, timeout=SAFETY_TIMEOUT)
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -134,40 +118,12 @@ def test_resume_with_another_global_batch_is_refused_in_one_line(two_processes, 
     assert not (tmp_path / "r.onlstm").exists()
 
 
-def worker_pid(agent_pid: int, rank: int) -> int | None:
-    """The pid of torchrun's worker process of `rank` (from Linux's /proc)."""
-    for task in Path(f"/proc/{agent_pid}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a process that has just ended
-                if f"RANK={rank}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-                    return int(pid)
-    return None
-
-
-def has_ended(pid: int) -> bool:
-    """The process has exited (a zombie its parent has not yet reaped counts)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
 def wait_until_training(agent: subprocess.Popen, loss_log: Path) -> None:
     deadline = time.monotonic() + SAFETY_TIMEOUT
     while not (loss_log.exists() and len(loss_log.read_text().splitlines()) >= 3):  # both ranks are training
         assert agent.poll() is None, agent.communicate()[1][-3000:]
         assert time.monotonic() < deadline, "the run never started training"
         time.sleep(0.1)
-
-
-def end_hung_run(agent: subprocess.Popen) -> None:
-    """Leaves no process of a hung run behind (the workers have sessions of their own)."""
-    if agent.poll() is None:
-        for rank in (0, 1):
-            with contextlib.suppress(ProcessLookupError, TypeError):
-                os.kill(worker_pid(agent.pid, rank), signal.SIGKILL)
-        agent.kill()
-        agent.wait()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds torchrun's workers through /proc")

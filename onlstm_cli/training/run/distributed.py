@@ -92,6 +92,22 @@ class Group:
         dist.all_reduce(tensor, group=self.steps)
         return tensor.tolist()
 
+    def sum_gradients(self, params: list, extra: list[float]) -> list[float]:
+        """Sums every parameter's gradient over the ranks, in place (a parameter without one counts as zeros), and
+        `extra` with them; a step's collective, one message for all of it. Each rank's loss is its part of the
+        global batch's, so the sums are the global batch's gradient. Returns `extra` summed."""
+        if self.world_size == 1:
+            return extra
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads] + [torch.tensor(extra, dtype=grads[0].dtype,
+                                                                         device=grads[0].device)])
+        dist.all_reduce(flat, group=self.steps)
+        start = 0
+        for p, g in zip(params, grads):
+            p.grad = flat[start:start + g.numel()].view_as(p).clone()
+            start += g.numel()
+        return flat[start:].tolist()
+
     def first_error(self, error: str | None) -> str | None:
         """The error of the lowest rank that has one (None where none has), on every rank: a failure of one
         process's setup ends the run on all of them."""
@@ -112,6 +128,22 @@ class Group:
             with contextlib.suppress(Exception):
                 dist.barrier()  # rank 0 never joins: this ends when its process does, or torchrun ends this one
         raise RankZeroFailed(error)
+
+
+def rank_zero_reads(group: Group, read):
+    """Rank 0's `read()` (plain picklable data: the files of a run are read once, where they are), on every rank;
+    a failure there ends the other ranks too, said by rank 0 alone."""
+    if not group.is_main:
+        value = group.broadcast(None)
+        if isinstance(value, RankZeroFailed):
+            group.fail_together(str(value))
+        return value
+    try:
+        value = read()
+    except Exception as e:
+        group.broadcast(RankZeroFailed(str(e)))  # else the others would wait for it forever
+        raise
+    return group.broadcast(value)
 
 
 def lost_peer(error: BaseException, group: Group) -> str | None:
