@@ -19,6 +19,7 @@ MASTER_INPUT_RULES = ("paper", "symmetric")
 # how an ensemble combines its models' distances per sentence (induction/distances.py)
 COMBINE_RULES = ("mean", "zscore", "rank")
 LEAN_FROM = ("trees", "word-order")  # where --right-branching auto reads a direction (SelfTrainConfig.lean_from)
+TEACHER_WEIGHTS = ("equal", "agreement")  # SelfTrainConfig.teacher_weights
 
 
 @dataclass
@@ -250,6 +251,8 @@ class SelfTrainConfig:
                                    # lean they lose when each sentence's words are shuffled (votes.WordOrder), none
                                    # where it has no sign; trees, the way their trees lean (weak Turkish teachers
                                    # chose the wrong side that way: docs/experiments/small-corpora.md)
+    teacher_weights: str = "equal"  # equal: each teacher's trees weigh 1; agreement: each its agreement with the
+                                    # others above that of random trees (votes.agreement_weights)
 
     def check(self) -> "SelfTrainConfig":
         """The span parser's training options, each bad one a one-line TrainingError naming the `train` option;
@@ -267,6 +270,8 @@ class SelfTrainConfig:
             raise TrainingError("--max-branching-agreement must be between 0 and 100")
         if self.lean_from not in LEAN_FROM:
             raise TrainingError(f"--lean-from must be one of {', '.join(LEAN_FROM)}")
+        if self.teacher_weights not in TEACHER_WEIGHTS:
+            raise TrainingError(f"--teacher-weights must be one of {', '.join(TEACHER_WEIGHTS)}")
         return self
 
 

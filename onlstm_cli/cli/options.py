@@ -9,7 +9,8 @@ import typing
 from dataclasses import MISSING, fields
 from enum import Enum
 
-from onlstm_cli.config import (COMBINE_RULES, LEAN_FROM, LR_SCHEDULES, STUDENT_UNIT_CHOICES, UNIT_CHOICES,
+from onlstm_cli.config import (COMBINE_RULES, LEAN_FROM, LR_SCHEDULES, STUDENT_UNIT_CHOICES, TEACHER_WEIGHTS,
+                               UNIT_CHOICES,
                                EnsembleConfig, ModelConfig, PcfgConfig, PcfgTrainConfig, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
@@ -70,6 +71,7 @@ class SplitRule(str, Enum):
 Units = Enum("Units", {choice: choice for choice in UNIT_CHOICES}, type=str)
 StudentUnits = Enum("StudentUnits", {choice: choice for choice in STUDENT_UNIT_CHOICES}, type=str)
 LeanFrom = Enum("LeanFrom", {choice: choice for choice in LEAN_FROM}, type=str)
+TeacherWeights = Enum("TeacherWeights", {choice: choice for choice in TEACHER_WEIGHTS}, type=str)
 LrSchedule = Enum("LrSchedule", {choice: choice for choice in LR_SCHEDULES}, type=str)
 PunctuationRule = Enum("PunctuationRule", {choice: choice for choice in PUNCTUATION_RULES}, type=str)
 PUNCTUATION_HELP = ("boundaries: a constituent starts right after a punctuation mark (or at an opening bracket or "

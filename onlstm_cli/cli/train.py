@@ -12,8 +12,8 @@ import typer
 from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
-                                    LeanFrom, StudentUnits, Units, VoteTargets, command_of, duration_text, given_budget,
-                                    parse_duration, unitless_warning)
+                                    LeanFrom, StudentUnits, TeacherWeights, Units, VoteTargets, command_of, duration_text,
+                                    given_budget, parse_duration, unitless_warning)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
@@ -77,6 +77,7 @@ class TrainOptions:
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0.")
     max_branching_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["max_branching_agreement"], "--max-branching-agreement", help="With --teacher or --seeds: a teacher whose trees of the validation text agree more than this (sentence F1, %) with right- or left-branching trees does not vote: it learned that rule, not the text's structure (where every teacher did, all vote). 100 lets every teacher vote.")
     lean_from: LeanFrom = typer.Option(LeanFrom(SELF_TRAIN_DEFAULTS["lean_from"]), "--lean-from", help="With --right-branching auto: where the branching voter's direction is read. trees: the way the teachers' trees of the validation text lean; word-order: only the part of that lean their trees lose when each sentence's words are shuffled (a lean that stays is the models' own, not the text's), and no voter where it has no sign all teachers share.")
+    teacher_weights: TeacherWeights = typer.Option(TeacherWeights(SELF_TRAIN_DEFAULTS["teacher_weights"]), "--teacher-weights", help="How much each teacher's trees weigh in the vote. equal: each 1; agreement: each its mean agreement with the other teachers on the validation text above the agreement of random trees (no gold tree read), the weights averaging 1.")
     student_units: StudentUnits = typer.Option(StudentUnits(SELF_TRAIN_DEFAULTS["units"]), "--student-units", help="With --teacher or --seeds: what the span parser reads words by. host: as its host language model (the first teacher) reads them; ngrams: each word also by its character n-grams, so that no word is unknown to the parser the file ships; auto: ngrams where 5% or more of the training text's tokens are words seen once (or beyond the host's vocabulary), else host.")
     side_by_side: Optional[int] = typer.Option(RECIPE_DEFAULTS["side_by_side"], "--side-by-side", help="With --seeds: language models trained at once, one process each, the threads shared out between them. Default: one a thread where --threads is below the cores; else all --seeds at once where that is at most two a core, else even rounds of at most that many; 1 on a GPU.")
     max_ppl_ratio: Optional[float] = typer.Option(None, "--max-ppl-ratio", help=f"With --seeds: a language model whose validation perplexity is more than this many times the models' median does not vote (a failed run, not a weak seed; its file is kept beside --out); 0: every model votes. Default {RECIPE_DEFAULTS['max_ppl_ratio']:g}.")
@@ -103,7 +104,8 @@ TRAIN_PANELS = {
     "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
                                                           "teacher_layers", "targets", "student_units",
-                                                          "max_branching_agreement", "lean_from"),
+                                                          "max_branching_agreement", "lean_from",
+                                                          "teacher_weights"),
     "Text": ("lang", "tokenizer", "pretokenized", "keep_punct", "characters", "max_vocab", "min_freq", "units"),
 }
 
@@ -169,6 +171,8 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.lean_from.value != SELF_TRAIN_DEFAULTS["lean_from"] and seeds == 1 and not teacher:
         raise UserError("--lean-from is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
+    if o.teacher_weights.value != SELF_TRAIN_DEFAULTS["teacher_weights"] and seeds == 1 and not teacher:
+        raise UserError("--teacher-weights is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.family == Family.pcfg and teacher and (o.second_round or o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
                                                or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]):
         raise UserError("--second-round, --targets and --student-units are for a span parser: a PCFG's --teacher "
@@ -214,7 +218,8 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
                                 self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value,
                                                            max_branching_agreement=o.max_branching_agreement,
-                                                           lean_from=o.lean_from.value),
+                                                           lean_from=o.lean_from.value,
+                                                           teacher_weights=o.teacher_weights.value),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
         else:
             from onlstm_cli.training.lm.train import train_model
@@ -251,7 +256,7 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
             from onlstm_cli.training.student.focus import train_focused_pcfg
             cache = ModelCache("cpu")
             votes = SelfTrainConfig(**o.given("right_branching"), max_branching_agreement=o.max_branching_agreement,
-                                    lean_from=o.lean_from.value,
+                                    lean_from=o.lean_from.value, teacher_weights=o.teacher_weights.value,
                                     teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
             result = train_focused_pcfg(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher],
                                         votes_config=votes, reporter=reporter, **options)
@@ -293,7 +298,8 @@ def self_train_command(o: TrainOptions, budget: Budget, notes: list):
     config = SelfTrainConfig(**o.given("epochs", "batch_size", "lr", "right_branching"), seed=o.seed,
                              span_parser_teachers=o.second_round, targets=o.targets.value, units=o.student_units.value,
                              teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
-                             max_branching_agreement=o.max_branching_agreement, lean_from=o.lean_from.value)
+                             max_branching_agreement=o.max_branching_agreement, lean_from=o.lean_from.value,
+                             teacher_weights=o.teacher_weights.value)
     use_threads(o.threads)
     cache = ModelCache("cpu")
     log = FirstLine(notes, err_line)

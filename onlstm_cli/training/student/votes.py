@@ -19,7 +19,7 @@ from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained
-from onlstm_cli.trees import build_tree, tree_spans
+from onlstm_cli.trees import build_tree, random_tree, tree_spans
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
@@ -35,15 +35,16 @@ def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch
 
 
 def vote(trees: list[list[set]], lengths: list[int], right_branching: float = 0.0,
-         left_branching: float = 0.0) -> list[dict]:
-    """Each sentence's spans with their share of the votes: every teacher's tree weighs 1, the right-branching
-    tree `right_branching` and the left-branching tree `left_branching`."""
+         left_branching: float = 0.0, weights: list[float] | None = None) -> list[dict]:
+    """Each sentence's spans with their share of the votes: every teacher's tree weighs 1 (or its `weights`
+    entry), the right-branching tree `right_branching` and the left-branching tree `left_branching`."""
     votes: list[dict] = [{} for _ in lengths]
-    total = len(trees) + right_branching + left_branching
-    for spans_of in trees:
+    weights = [1.0] * len(trees) if weights is None else weights
+    total = sum(weights) + right_branching + left_branching
+    for spans_of, weight in zip(trees, weights):
         for counts, spans in zip(votes, spans_of):
             for span in spans:
-                counts[span] = counts.get(span, 0.0) + 1.0 / total
+                counts[span] = counts.get(span, 0.0) + weight / total
     for weight, shape in ((right_branching, right_branching_spans), (left_branching, left_branching_spans)):
         if weight > 0:
             for counts, n in zip(votes, lengths):
@@ -125,6 +126,29 @@ def without_collapsed(teachers: list, free_trees: list, lengths: list[int], abov
     names = {c.teacher for c in collapsed}
     kept = [k for k, teacher in enumerate(teachers) if teacher.name not in names]
     return [teachers[k] for k in kept], [free_trees[k] for k in kept], collapsed
+
+
+RANDOM_TREES_SEED = 0  # the draws of random trees that chance agreement is read from: a rerun weighs alike
+MIN_TEACHER_WEIGHT = 0.01  # of a teacher that agrees with the others no more than random trees do, before scaling
+
+
+def chance_agreement(lengths: list[int]) -> float:
+    """The mean agreement (as mutual_agreement reads it) of two independent draws of random trees (each split
+    drawn uniformly, trees.random_tree) of sentences of these lengths: what teachers that share nothing agree."""
+    rng = random.Random(RANDOM_TREES_SEED)
+    draws = [[tree_spans(random_tree(list(range(n)), rng)) for n in lengths] for _ in range(2)]
+    return mutual_agreement(draws)[0]
+
+
+def agreement_weights(mutual: list[float], lengths: list[int]) -> list[float]:
+    """Each teacher's weight in the vote (SelfTrainConfig.teacher_weights "agreement"): its mean agreement with the
+    others (`mutual`) above chance_agreement, scaled so that the weights average 1 (the branching voter keeps the
+    scale of one teacher). Why: a teacher that agrees with the others far above chance shares their structure, and
+    one near chance adds noise to the vote (weak Turkish ON-LSTMs beside PCFGs, docs/experiments/pcfg.md); no gold
+    tree is read."""
+    chance = chance_agreement(lengths)
+    above = [max(m - chance, MIN_TEACHER_WEIGHT) for m in mutual]
+    return [len(above) * a / sum(above) for a in above]
 
 
 @dataclass
@@ -291,10 +315,17 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     right, left = train.right_branching, 0.0
     if right == AUTO:
         right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log)
+    weights = None
+    if train.teacher_weights == "agreement" and mutual is not None:
+        by_teacher = agreement_weights(mutual, valid_lengths)
+        log("the teachers' weights in the vote (their agreement with the others above random trees'): "
+            + ", ".join(f"{Path(t.name).name} {w:.2f}" for t, w in zip(teachers, by_teacher)))
+        weights = [w for w, own in zip(by_teacher, valid_trees) for _ in own]  # each voter of a teacher
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
-    spans, valid_spans = vote(train_trees, lengths, right, left), vote(valid_trees, valid_lengths, right, left)
+    spans = vote(train_trees, lengths, right, left, weights)
+    valid_spans = vote(valid_trees, valid_lengths, right, left, weights)
     if train.targets == "tree":
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
