@@ -12,8 +12,8 @@ import typer
 from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
-                                    LeanFrom, StudentUnits, TeacherWeights, Units, VoteTargets, command_of, duration_text,
-                                    given_budget, parse_duration, unitless_warning)
+                                    LeanFrom, StudentUnits, TeacherWeights, Units, VoteTargets, command_of,
+                                    duration_text, given_budget, parse_duration, unitless_warning)
 from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError

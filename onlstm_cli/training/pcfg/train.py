@@ -118,7 +118,8 @@ def run_identity(corpus, valid, out: Path, config: PcfgConfig, train: PcfgTrainC
 
 
 IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "pcfg": "the PCFG's sizes",
-                  "batch_size": "global batch (--batch-size × torchrun's processes)", "max_len": "--max-len", "seed": "--seed",
+                  "batch_size": "global batch (--batch-size × torchrun's processes)", "max_len": "--max-len",
+                  "seed": "--seed",
                   "reading": "reading of the text (--tokenizer, --lang, --pretokenized, --keep-punct, --max-vocab, "
                              "--min-freq)", "focus": "--teacher"}
 

@@ -62,7 +62,8 @@ def batch_tensors(ids_of: list[list[int]], batch: list[int], device="cpu") -> tu
 
 
 @torch.no_grad()
-def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64, group: Group = Group()) -> float | None:
+def perplexity(model: NeuralPCFG, ids_of: list[list[int]], batch_size: int = 64,
+               group: Group = Group()) -> float | None:
     """Per word, exp(− Σ log p(sentence) / Σ words); None without sentences. On several processes each rank scores
     its share of the sentences and the sums are shared."""
     if not ids_of:

@@ -3,10 +3,13 @@ import random
 
 import pytest
 
+from onlstm_cli.cli.commands import app
 from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.evaluation.metrics import left_branching_spans, mutual_agreement, right_branching_spans
-from onlstm_cli.training.student.votes import agreement_weights, chance_agreement, vote
+from onlstm_cli.induction.teachers import TeacherBase
+from onlstm_cli.trees import random_tree, tree_spans
+from onlstm_cli.training.student.votes import agreement_weights, chance_agreement, vote, votes_of
 
 LENGTHS = [random.Random(3).randint(2, 25) for _ in range(300)]
 
@@ -39,3 +42,44 @@ def test_a_span_weighs_its_teachers_weights():
 def test_an_unknown_weighting_is_one_line():
     with pytest.raises(TrainingError, match="--teacher-weights must be one of equal, agreement"):
         SelfTrainConfig(teacher_weights="gold").check()
+
+
+class FixedTeacher(TeacherBase):
+    """Right-branching trees ("right"), or seeded random trees of each sentence ("noise")."""
+
+    def __init__(self, name, shape, tokenizer):
+        self.name, self.shape, self.tokenizer = name, shape, tokenizer
+
+    def voter_trees(self, sentences, batch_size=64, model_tokens=True):
+        if self.shape == "right":
+            return [[right_branching_spans(len(words)) for words in sentences]]
+        rng = random.Random(self.name)
+        return [[tree_spans(random_tree(list(range(len(words))), rng)) for words in sentences]]
+
+
+@pytest.mark.parametrize("weighting", ["equal", "agreement"])
+def test_the_votes_weigh_a_teacher_that_agrees_with_no_other_as_the_option_says(tiny_loaded, tiny_corpus, weighting):
+    teachers = [FixedTeacher("a", "right", tiny_loaded.tokenizer), FixedTeacher("b", "right", tiny_loaded.tokenizer),
+                FixedTeacher("c", "noise", tiny_loaded.tokenizer)]
+    said = []
+    votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
+                     SelfTrainConfig(right_branching=0.0, max_branching_agreement=100.0, teacher_weights=weighting),
+                     said.append, host=tiny_loaded)
+    shares = [share for spans, sentence in zip(votes.spans, votes.sentences) if len(sentence) >= 4
+              for span, share in spans.items() if span in right_branching_spans(len(sentence))]
+    assert shares
+    weights = [line for line in said if line.startswith("the teachers' weights in the vote")]
+    if weighting == "equal":
+        assert not weights and min(shares) >= 2 / 3 - 1e-9
+    else:  # the noise teacher agrees with the others about as random trees do: a small part of theirs
+        assert len(weights) == 1
+        a, b, c = (float(part.split()[-1]) for part in weights[0].split(": ")[1].split(", "))
+        assert a == b and c < a / 5 and a + b + c == pytest.approx(3.0, abs=0.02)
+        assert min(shares) >= (a + b) / 3 - 0.01 > 0.9
+
+
+def test_teacher_weights_is_an_option_of_a_span_parser_only(runner, tiny_corpus, tmp_path):
+    result = runner.invoke(app, ["train", str(tiny_corpus["train"]), "-o", str(tmp_path / "m.onlstm"),
+                                 "--teacher-weights", "agreement"])
+    assert result.exit_code == 2 and result.stderr.strip().splitlines() == [
+        "error: --teacher-weights is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher"]
