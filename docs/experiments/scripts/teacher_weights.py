@@ -11,7 +11,8 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.config import SelfTrainConfig
-from onlstm_cli.training.families import FAMILIES
+from onlstm_cli.induction.teachers import OnlstmTeacher, PcfgTeacher
+from onlstm_cli.modelfile import load_model
 from onlstm_cli.training.recipe.files import held_out_split, state_path
 from onlstm_cli.training.student.train import self_train
 
@@ -24,6 +25,8 @@ config = SelfTrainConfig(epochs=8, patience=2, right_branching="auto", extra_lay
                          teacher_weights=arm).check()
 voting = [t for t in record["teachers"] if t.get("votes")]
 print("teachers:", [t["path"] for t in voting], flush=True)
-teachers = [FAMILIES[t.get("family", "onlstm")]().load(recipe_out.with_name(t["path"]), config) for t in voting]
+teachers = [OnlstmTeacher(load_model(recipe_out.with_name(t["path"])), (), config.extra_layers)
+            if t.get("family", "onlstm") == "onlstm" else PcfgTeacher(load_model(recipe_out.with_name(t["path"])))
+            for t in voting]
 result = self_train(train, out, teachers, valid, None, config, None, log=lambda line: print(line, flush=True))
 print("done", result.epochs_done, result.best_valid_loss)

@@ -3,13 +3,13 @@
 # train text and on the first 2,000 lines of the Portuguese one (one after the other, both cores each, the teachers
 # kept), then each recipe's stage 2 again with equal and with agreement weights (teacher_weights.py), every file
 # scored on its dev trees, both protocols
-set -u
+set -u  # a rerun skips the recipes whose files are there
 cd /work/main && . .venv/bin/activate
 mkdir -p runs/aw-tr runs/aw-pt
 head -n 2000 ../shared/data/ud-pt-bosque/pt_bosque-ud-train.txt > runs/aw-pt/c.txt
-onlstm train ../shared/data/ud-tr-imst/tr_imst-ud-train.txt --seeds 3 --time-budget 15m --keep-intermediate \
+[ -f runs/aw-tr/tr.onlstm ] || onlstm train ../shared/data/ud-tr-imst/tr_imst-ud-train.txt --seeds 3 --time-budget 15m --keep-intermediate \
     -o runs/aw-tr/tr.onlstm > runs/aw-tr/train.log 2>&1
-onlstm train runs/aw-pt/c.txt --seeds 3 --time-budget 15m --keep-intermediate \
+[ -f runs/aw-pt/pt.onlstm ] || onlstm train runs/aw-pt/c.txt --seeds 3 --time-budget 15m --keep-intermediate \
     -o runs/aw-pt/pt.onlstm > runs/aw-pt/train.log 2>&1
 for lang in tr pt; do
   corpus=../shared/data/ud-tr-imst/tr_imst-ud-train.txt; [ $lang = pt ] && corpus=runs/aw-pt/c.txt
