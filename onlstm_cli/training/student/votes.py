@@ -315,12 +315,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     right, left = train.right_branching, 0.0
     if right == AUTO:
         right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log)
-    weights = None
-    if train.teacher_weights == "agreement" and mutual is not None:
-        by_teacher = agreement_weights(mutual, valid_lengths)
-        log("the teachers' weights in the vote (their agreement with the others above random trees'): "
-            + ", ".join(f"{Path(t.name).name} {w:.2f}" for t, w in zip(teachers, by_teacher)))
-        weights = [w for w, own in zip(by_teacher, valid_trees) for _ in own]  # each voter of a teacher
+    weights = voter_weights(train.teacher_weights, teachers, valid_trees, mutual, valid_lengths, log)
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
@@ -332,6 +327,18 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
                  collapsed, [t.name for t in teachers])
+
+
+def voter_weights(weighting: str, teachers: list, voters_of: list, mutual: list[float] | None, lengths: list[int],
+                  log) -> list[float] | None:
+    """Each voter's weight (a teacher's voters, `voters_of`, carry its weight), logged, where `weighting` is
+    "agreement" and several teachers vote; None: each weighs 1."""
+    if weighting != "agreement" or mutual is None:
+        return None
+    by_teacher = agreement_weights(mutual, lengths)
+    log("the teachers' weights in the vote (their agreement with the others above random trees'): "
+        + ", ".join(f"{Path(t.name).name} {w:.2f}" for t, w in zip(teachers, by_teacher)))
+    return [w for w, own in zip(by_teacher, voters_of) for _ in own]
 
 
 def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | None, order: WordOrder | None,
