@@ -1,0 +1,34 @@
+"""small-corpora.md, "How lexical the weak teachers' trees are": each ON-LSTM's trees of its recipe's validation
+text (layer 2, the symmetric split) against the trees that word frequency alone builds (each word's distance its
+surprisal under the training text's unigram counts, the same split), and the trees' word-order lean, for teachers
+whose direction came out right, wrong or none. No gold tree is read.
+
+    python docs/experiments/scripts/lexical_trees.py TRAIN VALID MODEL...
+"""
+import math
+import sys
+from collections import Counter
+
+from onlstm_cli.evaluation.metrics import branching_agreements, pairwise_agreement
+from onlstm_cli.induction.teachers import OnlstmTeacher
+from onlstm_cli.modelfile import load_model
+from onlstm_cli.text.corpus import read_as_trained
+from onlstm_cli.trees import build_tree, tree_spans
+
+train, valid, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+for f in files:
+    loaded = load_model(f)
+    counts = Counter(w for s in read_as_trained(train, loaded) for w in s)
+    total = sum(counts.values())
+    sentences = [s for s in read_as_trained(valid, loaded) if 3 <= len(s) <= 40][:1000]
+    lexical = [tree_spans(build_tree([-math.log((counts[w] + 0.5) / total) for w in s], list(range(len(s))),
+                                     "symmetric")) for s in sentences]
+    teacher = OnlstmTeacher(loaded, (2,), 0)
+    teacher.use_split("symmetric")
+    own = teacher.voter_trees(sentences)[0]
+    lengths = [len(s) for s in sentences]
+    right, left = branching_agreements(own, lengths)
+    lex_right, lex_left = branching_agreements(lexical, lengths)
+    print(f"{f}: with frequency's trees {100 * pairwise_agreement([own, lexical])[0, 1]:.1f}; lean "
+          f"{100 * (right - left):+.1f} (frequency's trees {100 * (lex_right - lex_left):+.1f}); "
+          f"{len(sentences)} sentences")
