@@ -1,7 +1,8 @@
 """small-corpora.md, "How lexical the weak teachers' trees are": each ON-LSTM's trees of its recipe's validation
 text (layer 2, the symmetric split) against the trees that word frequency alone builds (each word's distance its
 surprisal under the training text's unigram counts, the same split), and the trees' word-order lean, for teachers
-whose direction came out right, wrong or none. No gold tree is read.
+whose direction came out right, wrong or none, and what two draws of random trees of the same lengths agree. No
+gold tree is read.
 
     python docs/experiments/scripts/lexical_trees.py TRAIN VALID MODEL...
 """
@@ -13,6 +14,7 @@ from onlstm_cli.evaluation.metrics import branching_agreements, pairwise_agreeme
 from onlstm_cli.induction.teachers import OnlstmTeacher
 from onlstm_cli.modelfile import load_model
 from onlstm_cli.text.corpus import read_as_trained
+from onlstm_cli.training.student.votes import chance_agreement
 from onlstm_cli.trees import build_tree, tree_spans
 
 train, valid, files = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -31,4 +33,4 @@ for f in files:
     lex_right, lex_left = branching_agreements(lexical, lengths)
     print(f"{f}: with frequency's trees {100 * pairwise_agreement([own, lexical])[0, 1]:.1f}; lean "
           f"{100 * (right - left):+.1f} (frequency's trees {100 * (lex_right - lex_left):+.1f}); "
-          f"{len(sentences)} sentences")
+          f"{len(sentences)} sentences; two draws of random trees agree {100 * chance_agreement(lengths):.1f}")
