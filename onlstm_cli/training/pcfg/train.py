@@ -176,20 +176,20 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
         tokens = sum(map(len, text.train))
         clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
         reporter.message(start_line(model, text, train, tokens, progress, group))
-        meta = run_meta(corpus, valid, text, (pretokenized, keep_punct, max_vocab, min_freq), train, budget, group,
-                        focus)
+        meta = run_meta(corpus, valid, text, tokens, (pretokenized, keep_punct, max_vocab, min_freq), train, budget,
+                        group, focus)
         with StopSignals() as signals:
             run = PcfgRun(model, optimizer, rng, text, train, progress, identity, out, clock, reporter, meta,
                           (tokenizer, lang), group)
             return run_together(run, group, signals)
 
 
-def run_meta(corpus, valid, text: Text, reading: tuple, train: PcfgTrainConfig, budget: Budget, group: Group,
-             focus: "Focus | None") -> dict:
+def run_meta(corpus, valid, text: Text, tokens: int, reading: tuple, train: PcfgTrainConfig, budget: Budget,
+             group: Group, focus: "Focus | None") -> dict:
     """The model file's record of its run (`reading`: pretokenized, keep_punct, max_vocab, min_freq)."""
     pretokenized, keep_punct, max_vocab, min_freq = reading
     meta = {"data": {"corpus": str(corpus), "valid": str(valid) if valid else None, "pretokenized": pretokenized,
-                     "keep_punct": keep_punct, "train_tokens": sum(map(len, text.train)), "left_out": text.left_out,
+                     "keep_punct": keep_punct, "train_tokens": tokens, "left_out": text.left_out,
                      "max_vocab": max_vocab, "min_freq": min_freq, "punctuation": "boundaries"},
             "train": {**asdict(train), "time_budget": budget.seconds, "world_size": group.world_size,
                       "global_batch_size": group.world_size * train.batch_size},
