@@ -248,7 +248,7 @@ class SelfTrainConfig:
                                            # (sentence F1, %) with right- or left-branching trees does not vote
                                            # (votes.without_collapsed); 100: every teacher votes
     lean_from: str = "word-order"  # where AUTO reads the direction: word-order, the part of the teachers' trees'
-                                   # lean they lose when each sentence's words are shuffled (votes.WordOrder), none
+                                   # lean they lose when each sentence's words are shuffled (direction.WordOrder), none
                                    # where it has no sign; trees, the way their trees lean (weak Turkish teachers
                                    # chose the wrong side that way: docs/experiments/small-corpora.md)
     teacher_weights: str = "equal"  # equal: each teacher's trees weigh 1; agreement: each its agreement with the

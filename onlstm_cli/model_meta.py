@@ -82,7 +82,7 @@ RECIPE_META = {"teachers": [{"family": str, "seed": int, "valid_ppl": NUMBER, "h
                "stage_seconds": {...: NUMBER}}
 SPAN_PARSER_META = {"teacher": (str, list), "corpus": str, "valid": str, "train": dict, "onlstm_version": str,
                     "teacher_agreement": [NUMBER], "right_branching": NUMBER, "left_branching": NUMBER,
-                    "epochs": NUMBER,
+                    "lexical_agreement": NUMBER, "epochs": NUMBER,
                     "valid_loss": NUMBER, "seconds": NUMBER, "parse_seconds": NUMBER, "history": [dict],
                     "recipe": RECIPE_META}
 

@@ -231,7 +231,9 @@ class RecipeRun:
             state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
                                  "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
                                  "left_branching": result.left_branching,
-                                 **({"split": result.votes.split} if result.votes and result.votes.split else {})}
+                                 **({"split": result.votes.split} if result.votes and result.votes.split else {}),
+                                 **({"lexical_agreement": result.votes.lexical}
+                                    if result.votes and result.votes.lexical is not None else {})}
             voting = self.without_branching_rules(voting, teachers, result.votes.collapsed if result.votes else [])
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement

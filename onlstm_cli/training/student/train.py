@@ -193,6 +193,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
                     "train": asdict(train), "onlstm_version": __version__, "teacher_agreement": data.agreement,
                     "right_branching": data.right_branching, "left_branching": data.left_branching,
                     "parse_seconds": round(time.time() - parse_started, 1),
+                    **({"lexical_agreement": data.lexical} if data.lexical is not None else {}),
                     **({"collapsed_teachers": [asdict(c) for c in data.collapsed]} if data.collapsed else {}),
                     **({"recipe": recipe} if recipe else {})},
                    host)

@@ -4,7 +4,6 @@ consensus tree."""
 from __future__ import annotations
 
 import math
-import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,9 @@ from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained
-from onlstm_cli.trees import build_tree, random_tree, tree_spans
+from onlstm_cli.training.student.direction import (WordOrder, chance_agreement, direction_free_trees,
+                                                    word_order)
+from onlstm_cli.trees import build_tree, tree_spans
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
@@ -90,20 +91,6 @@ class Collapsed:
                 "structure (--max-branching-agreement 100 lets it vote)")
 
 
-def direction_free_trees(teachers: list, sentences: list) -> list:
-    """Each teacher's voters' trees of `sentences`, a language model's built with the symmetric split: the paper's
-    hangs the rest of a constituent to the right of the word it splits at, a right-branching lean of its own that
-    is not the model's (lean_split)."""
-    paper = [t for t in teachers if t.split == "paper"]
-    for teacher in paper:
-        teacher.use_split("symmetric")
-    try:
-        return [t.voter_trees(sentences) for t in teachers]
-    finally:
-        for teacher in paper:
-            teacher.use_split("paper")
-
-
 def without_collapsed(teachers: list, free_trees: list, lengths: list[int], above: float,
                       log) -> tuple[list, list, list[Collapsed]]:
     """The teachers that vote, with their direction-free trees of the validation text, and those that do not: a
@@ -128,16 +115,7 @@ def without_collapsed(teachers: list, free_trees: list, lengths: list[int], abov
     return [teachers[k] for k in kept], [free_trees[k] for k in kept], collapsed
 
 
-RANDOM_TREES_SEED = 0  # the draws of random trees that chance agreement is read from: a rerun weighs alike
 MIN_TEACHER_WEIGHT = 0.01  # of a teacher that agrees with the others no more than random trees do, before scaling
-
-
-def chance_agreement(lengths: list[int]) -> float:
-    """The mean agreement (as mutual_agreement reads it) of two independent draws of random trees (each split
-    drawn uniformly, trees.random_tree) of sentences of these lengths: what teachers that share nothing agree."""
-    rng = random.Random(RANDOM_TREES_SEED)
-    draws = [[tree_spans(random_tree(list(range(n)), rng)) for n in lengths] for _ in range(2)]
-    return mutual_agreement(draws)[0]
 
 
 def agreement_weights(mutual: list[float], lengths: list[int]) -> list[float]:
@@ -158,6 +136,7 @@ class AutoWeight:
     left: float    # with left-branching trees
     mutual: float  # with each other
     given: str | None = None  # the direction the teachers' word order shows (WordOrder), "none" where it shows none
+    why_none: str = "the teachers' word order shows no direction"  # where `given` is "none"
 
     @property
     def direction(self) -> str:
@@ -176,56 +155,8 @@ class AutoWeight:
         trees = (f"the teachers' trees of the validation text agree {self.right:.1f} with right-branching trees, "
                  f"{self.left:.1f} with left-branching ones, {self.mutual:.1f} with each other")
         if self.direction == "none":
-            return f"none (auto: the teachers' word order shows no direction; {trees})"
+            return f"none (auto: {self.why_none}; {trees})"
         return f"a {self.direction}-branching voter of weight {self.weight:.2f} (auto: {trees})"
-
-
-MIN_WORD_ORDER_LEAN = 2.0  # points of sentence F1: the smallest mean lean word order must add for a direction
-WORD_ORDER_SHUFFLE_SEED = 0  # the one shuffle the leans are compared with: a rerun reads the same direction
-
-
-@dataclass
-class WordOrder:
-    """Each teacher's lean (its trees' agreement with right-branching trees − with left-branching ones, in points,
-    direction-free trees of the validation text) as written and with each sentence's words shuffled.
-    Why: a language model can lean one way whatever the words say (distances that drift with the position in the
-    sentence); that lean survives the shuffle, and only what the shuffle takes away is the text's. On Turkish the
-    teachers' lean was nearly all their own, with a sign that differed from seed to seed; on Portuguese and
-    English word order's part had the language's sign (docs/experiments/small-corpora.md)."""
-    written: list[float]
-    shuffled: list[float]
-
-    @property
-    def parts(self) -> list[float]:
-        """Each teacher's lean that word order adds: as written − shuffled."""
-        return [w - s for w, s in zip(self.written, self.shuffled)]
-
-    @property
-    def direction(self) -> str | None:
-        """"right" or "left" where every teacher's part has that sign and their mean is MIN_WORD_ORDER_LEAN or
-        more; None otherwise (and with one teacher)."""
-        parts = self.parts
-        mean = sum(parts) / len(parts) if parts else 0.0
-        if len(parts) < 2 or abs(mean) < MIN_WORD_ORDER_LEAN or any(p * mean <= 0 for p in parts):
-            return None
-        return "right" if mean > 0 else "left"
-
-    def __str__(self) -> str:
-        shown = f"they lean {self.direction}" if self.direction else "no direction"
-        return ("the teachers' word order: " + shown + " (each one's lean toward right-branching trees, as written "
-                "minus with each sentence's words shuffled: " + ", ".join(f"{p:+.1f}" for p in self.parts) + ")")
-
-
-def word_order(teachers: list, free_trees: list, sentences: list, lengths: list[int]) -> WordOrder:
-    """The teachers' leans as written (`free_trees`, direction_free_trees of `sentences`) and shuffled."""
-    rng = random.Random(WORD_ORDER_SHUFFLE_SEED)
-    shuffled_trees = direction_free_trees(teachers, [rng.sample(list(s), len(s)) for s in sentences])
-
-    def lean(trees: list[set]) -> float:
-        right, left = branching_agreements(trees, lengths)
-        return round(100 * (right - left), 2)
-    return WordOrder([lean(own[t.weighing]) for t, own in zip(teachers, free_trees)],
-                     [lean(own[t.weighing]) for t, own in zip(teachers, shuffled_trees)])
 
 
 def auto_weight(trees: list[list[set]], lengths: list[int], mutual: list[float] | None = None) -> AutoWeight:
@@ -267,6 +198,7 @@ class Votes:
     sentences: list = field(default_factory=list)
     collapsed: list = field(default_factory=list)  # the teachers left out of the vote (Collapsed)
     teacher_names: list = field(default_factory=list)  # the voting teachers' names, as valid_parse_trees orders them
+    lexical: float | None = None   # auto's: how far their trees are word frequency's (direction.lexical_agreement)
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
@@ -291,7 +223,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     free_trees = direction_free_trees(teachers, valid_sentences)
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
                                                         train.max_branching_agreement, log)
-    order = (word_order(teachers, free_trees, valid_sentences, valid_lengths)
+    order = (word_order(teachers, free_trees, valid_sentences, valid_lengths, sentences)
              if train.right_branching == AUTO and len(teachers) > 1 else None)
     if order is not None:
         log(str(order))
@@ -326,7 +258,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
-                 collapsed, [t.name for t in teachers])
+                 collapsed, [t.name for t in teachers], order.lexical if order is not None else None)
 
 
 def voter_weights(weighting: str, teachers: list, voters_of: list, mutual: list[float] | None, lengths: list[int],
@@ -350,6 +282,7 @@ def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | Non
     chosen = auto_weight(parse_layers, lengths, mutual)
     if by_word_order is not None:
         chosen.given = by_word_order.direction or "none"
+        chosen.why_none = by_word_order.why_none
     log(f"the branching voter: {chosen}" if len(parse_layers) > 1 else
         "the branching voter: none (auto, with one teacher)")
     if order is not None and by_word_order is None and chosen.weight > 0 and order.direction != chosen.direction:
@@ -422,7 +355,7 @@ def lean_split(teachers: list, free_trees: list, valid_lengths: list[int], log,
                f"left-branching trees, {100 * right:.1f} with right-branching ones")
     else:
         direction = order.direction or "none"
-        why = f"the teachers' word order shows {'a left lean' if direction == 'left' else 'no direction'}"
+        why = "the teachers' word order shows a left lean" if direction == "left" else order.why_none
     if direction == "right":
         return None
     for teacher in paper:

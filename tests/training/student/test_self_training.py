@@ -682,7 +682,7 @@ def test_teachers_that_lean_left_by_the_symmetric_split_keep_it(tiny_model_path,
                          SelfTrainConfig(right_branching="auto", lean_from="trees"), lines.append)
         assert [t.split for t in teachers] == [expected, expected]
         assert splits_used[-1] == expected and votes.split == (None if expected == "paper" else "symmetric")
-        # each teacher parses the validation text for the lean, shuffled for word order's part of it (votes.WordOrder),
+        # each teacher parses the validation text for the lean, shuffled for word order's part of it (direction.WordOrder),
         # and again only where the split changes back
         assert len(splits_used) == 2 * (3 if expected == "symmetric" else 4)
         assert any("the split: symmetric" in line for line in lines) == (expected == "symmetric")

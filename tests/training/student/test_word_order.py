@@ -1,5 +1,5 @@
 """--lean-from word-order: `auto` reads the direction from the part of the teachers' lean that shuffling each
-sentence's words takes away (votes.WordOrder); a lean the teachers keep on shuffled words is their own."""
+sentence's words takes away (direction.WordOrder); a lean the teachers keep on shuffled words is their own."""
 from __future__ import annotations
 
 import random
@@ -10,7 +10,8 @@ from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.induction.teachers import TeacherBase
 from onlstm_cli.trees import build_tree, tree_spans
-from onlstm_cli.training.student.votes import WordOrder, left_branching_spans, right_branching_spans, votes_of
+from onlstm_cli.training.student.direction import MAX_LEXICAL_AGREEMENT, WordOrder
+from onlstm_cli.training.student.votes import left_branching_spans, right_branching_spans, votes_of
 
 
 class OrderTeacher(TeacherBase):
@@ -68,6 +69,7 @@ def test_a_lean_the_teachers_keep_on_shuffled_words_chooses_no_voter(tiny_loaded
 def test_a_lean_that_shuffling_takes_away_chooses_its_direction(tiny_loaded, tiny_corpus):
     votes, said = run_votes(tiny_loaded, tiny_corpus, "order", "word-order")
     assert votes.right_branching > 0 and votes.left_branching == 0.0
+    assert votes.lexical < MAX_LEXICAL_AGREEMENT  # trees that are not word frequency's: the guard lets them be
     assert any(line.startswith("the teachers' word order: they lean right (") for line in said)
     trees, said = run_votes(tiny_loaded, tiny_corpus, "order", "trees")  # the two readings agree: no warning
     assert trees.right_branching > 0 and not any(line.startswith("warning") for line in said)
@@ -121,3 +123,15 @@ def test_the_paper_split_stays_only_where_word_order_leans_right(written, split)
         shown = "no direction" if written[0] > 0 else "a left lean"
         assert said == [f"the split: symmetric (the teachers' word order shows {shown}: the paper's split, which "
                         "leans right, is not used)"]
+
+
+def test_teachers_too_lexical_for_a_direction_keep_the_symmetric_split_and_say_why():
+    from onlstm_cli.training.student.votes import lean_split
+    teachers, said = [PaperSplitTeacher(), PaperSplitTeacher()], []
+    lengths = [5, 6]
+    free = [[[right_branching_spans(n) for n in lengths]] for _ in teachers]
+    order = WordOrder([19.0, 16.0], [5.0, 4.0], MAX_LEXICAL_AGREEMENT + 1)  # word order alone would read right
+    assert lean_split(teachers, free, lengths, said.append, order) == "symmetric"
+    assert [t.split for t in teachers] == ["symmetric", "symmetric"]
+    assert said[0].startswith("the split: symmetric (the teachers' trees are too lexical to show the text's "
+                              "direction: they agree with word frequency's trees 16.0 points above random trees'")
