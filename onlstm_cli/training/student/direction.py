@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from onlstm_cli.evaluation.metrics import branching_agreements, mutual_agreement, pairwise_agreement
 from onlstm_cli.trees import build_tree, random_tree, tree_spans
 
+
 def direction_free_trees(teachers: list, sentences: list) -> list:
     """Each teacher's voters' trees of `sentences`, a language model's built with the symmetric split: the paper's
     hangs the rest of a constituent to the right of the word it splits at, a right-branching lean of its own that
-    is not the model's (lean_split)."""
+    is not the model's (votes.lean_split)."""
     paper = [t for t in teachers if t.split == "paper"]
     for teacher in paper:
         teacher.use_split("symmetric")
@@ -36,7 +37,7 @@ def chance_agreement(lengths: list[int]) -> float:
     return mutual_agreement(draws)[0]
 
 
-MAX_LEXICAL_AGREEMENT = 15.0  # points above chance: teachers whose trees are this much word frequency's show no direction
+MAX_LEXICAL_AGREEMENT = 15.0  # points above chance: trees this much word frequency's show no direction
 LEXICAL_LENGTHS = (3, 40)     # the validation sentences the lexical agreement is read on (shorter ones have no span)
 LEXICAL_SENTENCES = 1000      # the first this many of them: enough for a mean, cheap beside the teachers' parse
 
@@ -53,9 +54,9 @@ def lexical_agreement(trees: list[list[set]], sentences: list[list[str]], train_
     """How far the teachers' trees of `sentences` (one list a teacher, direction-free) are word frequency's: their
     mean agreement with frequency_trees (unigram counts of `train_sentences`) minus what random trees agree, in
     points of sentence F1, over the sentences of LEXICAL_LENGTHS words (the first LEXICAL_SENTENCES).
-    Why: 2,000 lines of Portuguese gave language models whose trees were mostly which words are rare (+21 to +27
-    above chance), and the lean that goes with that was read as the text's direction, the wrong one; models
-    whose direction helped were at +4 to +7 (docs/experiments/small-corpora.md)."""
+    Why: language models trained on a small text can learn little more than which words are rare; the lean of
+    such trees is where rare words fall in a sentence, and it was read as the text's direction, the wrong one,
+    where models whose direction helped were far below the threshold (docs/experiments/small-corpora.md)."""
     low, high = LEXICAL_LENGTHS
     picked = [k for k, words in enumerate(sentences) if low <= len(words) <= high][:LEXICAL_SENTENCES]
     if not picked or not trees:
@@ -126,8 +127,7 @@ class WordOrder:
 def word_order(teachers: list, free_trees: list, sentences: list, lengths: list[int],
                train_sentences: list | None = None) -> WordOrder:
     """The teachers' leans as written (`free_trees`: each teacher's voters' direction-free trees of `sentences`)
-    and shuffled, and, given `train_sentences`, how lexical
-    their trees are."""
+    and shuffled, and, given `train_sentences` (the training text), how lexical their trees are."""
     rng = random.Random(WORD_ORDER_SHUFFLE_SEED)
     shuffled_trees = direction_free_trees(teachers, [rng.sample(list(s), len(s)) for s in sentences])
 
