@@ -11,6 +11,7 @@ from pathlib import Path
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.training.recipe.files import LeftBeside, recipe_files, state_path
+from onlstm_cli.training.student.direction import MAX_LEXICAL_AGREEMENT
 
 RECIPE_VERSION = 2  # 2: each teacher names its model family (1: every teacher an ON-LSTM)
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
@@ -141,11 +142,26 @@ class RecipeResult:
         shipped in its place (the student then lies beside it)."""
         check = (self.state.span_parser or {}).get("student_check") or {}
         if check.get("shipped") != "consensus parser":
-            return f"span parser on {voters} {models}' votes"
+            return f"span parser on {voters} {models}' votes{self.branching_text()}"
         from onlstm_cli.training.student.check import student_path
         return (f"the consensus parser: an ensemble of the {voters} voting {models}, shipped because the span parser "
                 f"on their votes agreed less with their consensus; that span parser is beside it, "
                 f"{student_path(self.out).name}")
+
+
+    def branching_text(self) -> str:
+        """The branching tree that voted beside the models, as the run chose it, or why none did where their
+        trees were too lexical to show a direction (student/direction.py)."""
+        record = self.state.span_parser or {}
+        right, left = record.get("right_branching") or 0.0, record.get("left_branching") or 0.0
+        if right or left:
+            side, weight = ("right", right) if right else ("left", left)
+            return f" and a {side}-branching tree's ({weight:.2f})"
+        lexical = record.get("lexical_agreement")
+        if lexical is not None and lexical >= MAX_LEXICAL_AGREEMENT:
+            return (", no branching tree: their trees agree with word frequency's trees "
+                    f"{lexical:.1f} points above random trees', too lexical to show the text's direction")
+        return ""
 
 
 def models_name(teachers: list) -> str:
