@@ -22,6 +22,7 @@ from pathlib import Path
 
 from onlstm_cli.console import count, duration, printable
 from onlstm_cli.modelfile import load_model, validation_history
+from onlstm_cli.training.student.direction import no_branching_tree_text
 
 NOT_HERE = "†"  # after a recorded path not found here; explained once, under the report
 
@@ -43,8 +44,7 @@ def model_info(model: str | Path) -> dict:
               "validation_history": validation_history(meta), "student_check": meta.get("student_check"),
               "self_training_recipe": meta.get("self_training_recipe")}  # a consensus parser's, from its student
     if loaded.members:
-        report["ensemble"] = {"models": 1 + len(loaded.members), "combine": loaded.combine,
-                              "weights": loaded.weights,
+        report["ensemble"] = {"models": 1 + len(loaded.members), "combine": loaded.combine, "weights": loaded.weights,
                               "directions": ["right-to-left" if m.config.reverse else "left-to-right"
                                              for m in (loaded, *loaded.members)],
                               "valid_ppl": [m.meta.get("valid_ppl") for m in (loaded, *loaded.members)]}
@@ -149,7 +149,7 @@ def span_parser_info(parser) -> dict:
             "self_training_recipe": meta.get("recipe"), "teacher_agreement": meta.get("teacher_agreement"),
             "right_branching": meta.get("right_branching", train.get("right_branching") if isinstance(train, dict)
                                         else None),  # before auto, the weight given was the weight used
-            "left_branching": meta.get("left_branching", 0.0)}
+            "left_branching": meta.get("left_branching", 0.0), "lexical_agreement": meta.get("lexical_agreement")}
 
 
 _EVALUATION = re.compile(r"## `onlstm evaluate --gold ([^`]+)`(.*)")
@@ -361,7 +361,7 @@ def span_parser_rows(span: dict, not_found=()) -> list[tuple[str, str]]:
             weight = span.get(f"{direction}_branching")
             if isinstance(weight, (int, float)) and weight > 0:
                 text += f", and a {direction}-branching tree of weight {weight:g}"
-        rows.append(("teachers", text))
+        rows.append(("teachers", text + no_branching_tree_text(span.get("lexical_agreement"))))
     rows.append(("options", options_text(span.get("recipe"))))
     if span.get("epochs") is not None:
         took = f" in {span['training_seconds'] / 60:.1f} min" \
@@ -382,8 +382,7 @@ def recipe_rows(recipe: dict, span: dict, checked: bool = True) -> list[tuple[st
     teachers = ", ".join(teacher_text(t) for t in recipe["teachers"] if isinstance(t, dict))
     seeds = recipe.get("seeds") if isinstance(recipe.get("seeds"), list) else recipe["teachers"]
     rows = [("made by", f"recipe (train --seeds {len(seeds)}): {teachers}"),
-            ("votes", str(recipe.get("votes") or "-")),
-            ("times", f"stage times: {stage_times(recipe, span)}")]
+            ("votes", str(recipe.get("votes") or "-")), ("times", f"stage times: {stage_times(recipe, span)}")]
     if checked and isinstance(recipe.get("student_check"), dict):
         rows.append(("checked", student_check_text(recipe["student_check"])))
     shapes = recipe.get("branching_agreement")

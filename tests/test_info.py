@@ -105,6 +105,22 @@ def test_info_says_what_weight_the_right_branching_voter_had(meta, shown):
         assert f"a right-branching tree of weight {shown}\n" in text
 
 
+
+@pytest.mark.parametrize("lexical, says", [(19.7, True), (4.2, False), ("19.7", False), (None, False)])
+def test_info_says_no_branching_tree_voted_where_the_teachers_were_too_lexical(lexical, says):
+    """The student's meta records how far its teachers' trees were word frequency's (training/student/direction.py);
+    at the threshold or above, no direction was read, and `info` says why no branching tree voted. A field
+    that is not a number is shown as nothing."""
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.span.model import SpanParser
+    from onlstm_cli.info import span_parser_info, span_parser_rows
+    parser = SpanParser(SpanParserConfig(vocab_size=5, emb_size=4, hidden_size=4, mlp_size=4))
+    parser.meta = {"teacher": ["a.onlstm"], "right_branching": 0.0, "lexical_agreement": lexical,
+                   "train": {"right_branching": "auto"}}
+    teachers = dict(span_parser_rows(span_parser_info(parser)))["teachers"]
+    assert teachers.endswith("and no branching tree: their trees agree with word frequency's trees 19.7 points "
+                             "above random trees', too lexical to show the text's direction") == says
+
 # --- crafted files: shown, never acted on; damaged, never an internal error (issue 41 items 5, 7, 12) ------
 
 def crafted(tiny_model_path, tmp_path, change, name="crafted.onlstm"):

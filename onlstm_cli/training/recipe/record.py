@@ -11,7 +11,7 @@ from pathlib import Path
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.training.recipe.files import LeftBeside, recipe_files, state_path
-from onlstm_cli.training.student.direction import MAX_LEXICAL_AGREEMENT
+from onlstm_cli.training.student.direction import no_branching_tree_text
 
 RECIPE_VERSION = 2  # 2: each teacher names its model family (1: every teacher an ON-LSTM)
 MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger is not one, and is not read
@@ -157,11 +157,7 @@ class RecipeResult:
         if right or left:
             side, weight = ("right", right) if right else ("left", left)
             return f" and a {side}-branching tree's ({weight:.2f})"
-        lexical = record.get("lexical_agreement")
-        if lexical is not None and lexical >= MAX_LEXICAL_AGREEMENT:
-            return (", no branching tree: their trees agree with word frequency's trees "
-                    f"{lexical:.1f} points above random trees', too lexical to show the text's direction")
-        return ""
+        return no_branching_tree_text(record.get("lexical_agreement"))
 
 
 def models_name(teachers: list) -> str:

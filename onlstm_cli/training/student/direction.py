@@ -67,6 +67,15 @@ def lexical_agreement(trees: list[list[set]], sentences: list[list[str]], train_
     return round(100 * (sum(agreements) / len(agreements) - chance), 2)
 
 
+def no_branching_tree_text(lexical) -> str:
+    """", and no branching tree: …" where a run's recorded lexical agreement (meta, record: a number, or anything a
+    file holds) was too lexical for a direction, for the lines that say who voted; "" otherwise."""
+    if not isinstance(lexical, (int, float)) or lexical < MAX_LEXICAL_AGREEMENT:
+        return ""
+    return (f", and no branching tree: their trees agree with word frequency's trees {lexical:.1f} points above "
+            "random trees', too lexical to show the text's direction")
+
+
 MIN_WORD_ORDER_LEAN = 2.0  # points of sentence F1: the smallest mean lean word order must add for a direction
 WORD_ORDER_SHUFFLE_SEED = 0  # the one shuffle the leans are compared with: a rerun reads the same direction
 

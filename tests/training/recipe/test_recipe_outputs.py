@@ -115,7 +115,7 @@ def test_the_last_line_names_what_the_recipe_shipped_as_info_does(tmp_path, ship
     ({"right_branching": 0.0, "left_branching": 0.64}, "votes and a left-branching tree's (0.64);"),
     ({"right_branching": 0.3, "left_branching": 0.0}, "votes and a right-branching tree's (0.30);"),
     ({"right_branching": 0.0, "left_branching": 0.0, "lexical_agreement": 19.7},
-     "votes, no branching tree: their trees agree with word frequency's trees 19.7 points above random trees', "
+     "votes, and no branching tree: their trees agree with word frequency's trees 19.7 points above random trees', "
      "too lexical to show the text's direction;"),
     ({"right_branching": 0.0, "left_branching": 0.0, "lexical_agreement": 2.1}, "language models' votes;")])
 def test_the_last_line_says_which_branching_tree_voted_or_why_none_did(tmp_path, span_parser, said):
