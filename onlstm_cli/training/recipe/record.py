@@ -148,15 +148,14 @@ class RecipeResult:
                 f"on their votes agreed less with their consensus; that span parser is beside it, "
                 f"{student_path(self.out).name}")
 
-
     def branching_text(self) -> str:
         """The branching tree that voted beside the models, as the run chose it, or why none did where their
         trees were too lexical to show a direction (student/direction.py)."""
         record = self.state.span_parser or {}
-        right, left = record.get("right_branching") or 0.0, record.get("left_branching") or 0.0
-        if right or left:
-            side, weight = ("right", right) if right else ("left", left)
-            return f" and a {side}-branching tree's ({weight:.2f})"
+        for side in ("right", "left"):
+            weight = record.get(f"{side}_branching")
+            if isinstance(weight, (int, float)) and weight > 0:
+                return f" and a {side}-branching tree's ({weight:.2f})"
         return no_branching_tree_text(record.get("lexical_agreement"))
 
 
