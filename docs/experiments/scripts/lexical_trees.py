@@ -6,7 +6,6 @@ gold tree is read.
 
     python docs/experiments/scripts/lexical_trees.py TRAIN VALID MODEL...
 """
-import math
 import sys
 from collections import Counter
 
@@ -14,17 +13,14 @@ from onlstm_cli.evaluation.metrics import branching_agreements, pairwise_agreeme
 from onlstm_cli.induction.teachers import OnlstmTeacher
 from onlstm_cli.modelfile import load_model
 from onlstm_cli.text.corpus import read_as_trained
-from onlstm_cli.training.student.votes import chance_agreement
-from onlstm_cli.trees import build_tree, tree_spans
+from onlstm_cli.training.student.direction import chance_agreement, frequency_trees
 
 train, valid, files = sys.argv[1], sys.argv[2], sys.argv[3:]
 for f in files:
     loaded = load_model(f)
     counts = Counter(w for s in read_as_trained(train, loaded) for w in s)
-    total = sum(counts.values())
     sentences = [s for s in read_as_trained(valid, loaded) if 3 <= len(s) <= 40][:1000]
-    lexical = [tree_spans(build_tree([-math.log((counts[w] + 0.5) / total) for w in s], list(range(len(s))),
-                                     "symmetric")) for s in sentences]
+    lexical = frequency_trees(sentences, counts)
     teacher = OnlstmTeacher(loaded, (2,), 0)
     teacher.use_split("symmetric")
     own = teacher.voter_trees(sentences)[0]
