@@ -26,7 +26,8 @@ from onlstm_cli.text.tokenizers import Tokenizer
 from onlstm_cli.training.run.distributed import Group, process_group, rank_zero_reads
 from onlstm_cli.training.lm.checks import check_free_space, reconcile_best
 from onlstm_cli.training.run.files import check_destination, checkpoint_path
-from onlstm_cli.training.lm.report import LineReporter, NullReporter, Reporter, against_word_frequencies
+from onlstm_cli.training.lm.report import (LineReporter, NullReporter, Reporter, against_word_frequencies,
+                                          swinging_curve)
 from onlstm_cli.training.lm.setup import Plan, make_plan, training_columns, validation_data
 from onlstm_cli.training.lm.steps import should_average
 from onlstm_cli.training.lm.trainer import Trainer, TrainResult
@@ -79,11 +80,13 @@ def word_frequencies(plan: Plan, data, valid_data, group: Group) -> dict:
     return {"unigram_ppl": round(unigram_perplexity(data.counts(len(plan.vocab)), valid_data.cpu(), len(plan.vocab)), 2)}
 
 
-def said_against_word_frequencies(result: TrainResult, data_meta: dict, reporter: Reporter) -> TrainResult:
-    """The run's result, once its last line on the model beside the word frequencies (report.py) is said."""
-    line = against_word_frequencies(result.best_valid_ppl, data_meta.get("unigram_ppl"))
-    if line:
-        reporter.message(line)
+def said_at_the_end(result: TrainResult, data_meta: dict, lr_schedule: str, reporter: Reporter) -> TrainResult:
+    """The run's result, once its last lines (report.py) are said: how its validation curve swung, where it did,
+    and its model beside the word frequencies."""
+    for line in (swinging_curve(result.history, lr_schedule),
+                 against_word_frequencies(result.best_valid_ppl, data_meta.get("unigram_ppl"))):
+        if line:
+            reporter.message(line)
     return result
 
 
@@ -139,7 +142,7 @@ def train_model(corpus: str | Path, out: str | Path, model_config: dict | None =
                      **word_frequencies(plan, data, valid_data, group)}
         trainer = Trainer(model, plan, data, valid_data, tc, group, device, reporter, out, data_meta, budget)
         try:
-            return said_against_word_frequencies(trainer.run(), data_meta, reporter)
+            return said_at_the_end(trainer.run(), data_meta, tc.lr_schedule, reporter)
         finally:
             # DDP's reducer must go before its process group does: destroyed after it, under load, a worker
             # could abort at exit ("terminate called without an active exception")
