@@ -125,9 +125,11 @@ def swinging_curve(history: list, lr_schedule: str) -> str | None:
     """A line where a constant rate's validation curve swung (it rose by more than 10% from one epoch to the next
     twice or more): on a small corpus that is the rate's doing, not a fault, and steadying it costs the trees
     (docs/training.md says why, experiments/small-corpora.md what was measured); else None."""
+    if lr_schedule != "constant":
+        return None
     valid = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
     rises = sum(1 for before, after in zip(valid, valid[1:]) if after > SWING * before)
-    if lr_schedule != "constant" or rises < 2:
+    if rises < 2:
         return None
     return (f"validation perplexity rose by more than 10% from one epoch to the next {rises} times in {len(valid)} "
             "epochs: a constant rate makes it swing on a small corpus, and the model file keeps the best epoch; "

@@ -78,6 +78,7 @@ def no_branching_tree_text(lexical) -> str:
 
 MIN_WORD_ORDER_LEAN = 2.0  # points of sentence F1: the smallest mean lean word order must add for a direction
 WORD_ORDER_SHUFFLE_SEED = 0  # the one shuffle the leans are compared with: a rerun reads the same direction
+NO_DIRECTION = "the teachers' word order shows no direction"  # WordOrder.why_none where its trees are not lexical
 
 
 @dataclass
@@ -121,7 +122,7 @@ class WordOrder:
             return (f"the teachers' trees are too lexical to show the text's direction: they agree with word "
                     f"frequency's trees {self.lexical:.1f} points above random trees', {MAX_LEXICAL_AGREEMENT:g} "
                     "or more")
-        return "the teachers' word order shows no direction"
+        return NO_DIRECTION
 
     def __str__(self) -> str:
         shown = f"they lean {self.direction}" if self.direction else "no direction"

@@ -18,8 +18,8 @@ from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained
-from onlstm_cli.training.student.direction import (WordOrder, chance_agreement, direction_free_trees,
-                                                    word_order)
+from onlstm_cli.training.student.direction import (NO_DIRECTION, WordOrder, chance_agreement,
+                                                    direction_free_trees, word_order)
 from onlstm_cli.trees import build_tree, tree_spans
 
 
@@ -136,7 +136,7 @@ class AutoWeight:
     left: float    # with left-branching trees
     mutual: float  # with each other
     given: str | None = None  # the direction the teachers' word order shows (WordOrder), "none" where it shows none
-    why_none: str = "the teachers' word order shows no direction"  # where `given` is "none"
+    why_none: str = NO_DIRECTION  # where `given` is "none"
 
     @property
     def direction(self) -> str:
