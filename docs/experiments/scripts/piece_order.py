@@ -12,7 +12,7 @@ import tempfile
 CHILD = r'''
 import sys
 import onlstm_cli.evaluation.model_scores as scores
-from onlstm_cli.cli.app import app
+from onlstm_cli.cli.commands import app  # registers the commands
 
 order = sys.argv[1]
 if order != "model":
