@@ -195,6 +195,9 @@ class PcfgTrainConfig:
     lr: float = 2e-3                    # Adam, betas (0.75, 0.999) as Kim et al. (2019)
     clip: float = 3.0
     max_len: int = 40                   # longer training sentences are left out (a chart grows as n²), counted
+    patience: int = 6                   # epochs in a row without a better validation perplexity before it stops
+                                        # (0: never): a small text's grammar is best after its first epochs, and
+                                        # no recorded run gained after more than 5 such epochs (pcfg.md)
     seed: int = 1111
     device: str = "auto"
     threads: int | None = None
@@ -205,6 +208,8 @@ class PcfgTrainConfig:
         for name in ("batch_size", "epochs"):
             if getattr(self, name) < 1:
                 raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.patience < 0:
+            raise TrainingError("--patience must be at least 0 (0: never stop early)")
         if self.max_len < 2:
             raise TrainingError("--max-len must be at least 2 (a tree needs two words)")
         if not self.lr > 0:

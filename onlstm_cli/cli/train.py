@@ -37,11 +37,12 @@ class TrainOptions:
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included.")
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>.")
     units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the language models read words by (the span parser: --student-units): words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md).")
-    family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --device, --threads and --checkpoint-every.")
+    family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --patience, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --device, --threads and --checkpoint-every.")
     nonterminals: int = typer.Option(PCFG_DEFAULTS["nonterminals"], "--nonterminals", help="With --family pcfg: its nonterminal symbols.")
     preterminals: int = typer.Option(PCFG_DEFAULTS["preterminals"], "--preterminals", help="With --family pcfg: its preterminal symbols (each emits one word).")
     rank: int = typer.Option(PCFG_DEFAULTS["rank"], "--rank", help="With --family pcfg: the rank of its binary rules (the inside pass takes time n³ × rank).")
     max_len: int = typer.Option(PCFG_TRAIN_DEFAULTS["max_len"], "--max-len", help="With --family pcfg: longer training lines are left out (counted), so that a chart stays small.")
+    patience: int = typer.Option(PCFG_TRAIN_DEFAULTS["patience"], "--patience", help="With --family pcfg: stop after this many epochs in a row without a better validation perplexity (0: train until --epochs or --time-budget); the model file keeps the best epoch either way.")
     emb_size: int = typer.Option(MODEL_DEFAULTS["emb_size"], "--emb-size", help="Embedding size (paper: 400).")
     hidden_size: int = typer.Option(MODEL_DEFAULTS["hidden_size"], "--hidden-size", help="Hidden size of the inner layers (paper: 1150).")
     layers: int = typer.Option(MODEL_DEFAULTS["n_layers"], "--layers", help="Number of ON-LSTM layers.")
@@ -101,7 +102,7 @@ TRAIN_PANELS = {
         "emb_size", "hidden_size", "layers", "chunk_size", "dropout", "dropout_h", "dropout_i", "dropout_e",
         "weight_drop", "master_input", "reverse", "optimizer", "lr_schedule", "average_steps", "weight_decay", "bptt",
         "parse_layer", "split"),
-    "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len"),
+    "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len", "patience"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
                                                           "teacher_layers", "targets", "student_units",
                                                           "max_branching_agreement", "lean_from",
@@ -246,7 +247,7 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
         note = None
     log = FirstLine([*notes, note, validation_note(o.valid)], err_line)
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
-                            max_len=o.max_len, seed=o.seed, device=o.device, threads=o.threads,
+                            max_len=o.max_len, patience=o.patience, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
     options = dict(config=dict(nonterminals=o.nonterminals, preterminals=o.preterminals, rank=o.rank), train=train,
                    valid=o.valid, max_vocab=o.max_vocab, min_freq=o.min_freq, resume=o.resume, budget=budget)

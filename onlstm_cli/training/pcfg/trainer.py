@@ -34,10 +34,13 @@ class PcfgTrainResult:
     interrupted: bool = False
     stop_signal: int = 0
     left_out: int = 0              # training lines over max_len words
+    stopped_early: int = 0         # where the validation perplexity stopped it: the epochs it had not improved
 
     def summary(self, valid=None) -> str:
         """The end line of `onlstm train --family pcfg`."""
-        how = "interrupted" if self.interrupted else "time budget reached" if self.stopped_by_time else "done"
+        how = ("interrupted" if self.interrupted else "time budget reached" if self.stopped_by_time else
+               f"stopped early, validation perplexity no better for {self.stopped_early} epochs (--patience)"
+               if self.stopped_early else "done")
         model = (f"best valid ppl {self.best_valid_ppl:.2f}; model: {self.out}" if self.best_valid_ppl is not None
                  else f"no validation text, so the model is the latest; model: {self.out}" if self.out.exists()
                  else f"no model file was written ({self.out})")
@@ -110,7 +113,8 @@ class PcfgRun:
         self.best_state = None  # the weights `out` holds, where this run wrote it
 
     def loop(self, signals):
-        p, stop = self.progress, None
+        p = self.progress
+        stop = "patience" if self.epochs_without_gain() >= (self.train.patience or math.inf) else None  # resumed
         while p.epoch <= self.train.epochs and stop is None:
             stop = self.train_epoch(signals)
             if stop == "interrupt":
@@ -118,6 +122,8 @@ class PcfgRun:
             self.end_epoch()
             if stop is None and self.clock.time_up():
                 stop = "time"
+            elif stop is None and self.epochs_without_gain() >= (self.train.patience or math.inf):
+                stop = "patience"
         if stop == "interrupt":
             self.save_checkpoint()
             self.reporter.message(f"interrupted in epoch {p.epoch} after {p.step} batches; resume with --resume "
@@ -135,7 +141,12 @@ class PcfgRun:
         done = len(p.history) and p.history[-1]["epochs"]
         return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
                                self.clock.seconds(), stop == "time", stop == "interrupt", int(signals.caught),
-                               self.text.left_out)
+                               self.text.left_out, self.epochs_without_gain() if stop == "patience" else 0)
+
+    def epochs_without_gain(self) -> int:
+        """The validated epochs since the one of best validation perplexity (0 without a validation text)."""
+        scored = [h["valid_ppl"] for h in self.progress.history if h.get("valid_ppl") is not None]
+        return len(scored) - 1 - scored.index(min(scored)) if scored else 0
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""

@@ -140,6 +140,8 @@ def test_the_families_options_are_checked_in_one_line(runner, tmp_path, tiny_cor
                                 tmp_path / "c.onlstm"]), "no model family cky")
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--units", "ngrams", "-o",
                                 tmp_path / "d.onlstm"]), "whole words")
+    one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--patience", "-1", "-o",
+                                tmp_path / "e.onlstm"]), "--patience must be at least 0")
     assert not any(tmp_path.iterdir())  # nothing written
 
 
@@ -204,3 +206,36 @@ def test_trees_that_are_no_branching_rule_give_no_warning(monkeypatch):
                                                                 zip(ids, ["right", "left", "right"])], None))
     assert trainer.branching_warning(model, sentences) is None
     assert trainer.branching_warning(model, [[2, 3]]) is None  # no sentence of 3 words: nothing to compare
+
+
+def curve_of(values, monkeypatch):
+    """Validation perplexities `values`, one an epoch, in place of the inside pass's."""
+    from onlstm_cli.training.pcfg import trainer
+    left = list(values)
+    monkeypatch.setattr(trainer, "perplexity", lambda *a, **k: left.pop(0))
+
+
+def test_a_run_stops_once_validation_perplexity_is_no_better_for_patience_epochs(tmp_path, tiny_corpus, monkeypatch):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    curve_of([100.0, 90.0, 95.0, 90.0, 97.0, 80.0, 70.0], monkeypatch)  # a tie is no gain
+    reporter = QuietReporter()
+    result = train_pcfg(tiny_corpus["train"], tmp_path / "p.onlstm", SMALL_SIZES,
+                        PcfgTrainConfig(epochs=20, time_budget=None, patience=3), valid=tiny_corpus["valid"],
+                        reporter=reporter)
+    assert result.epochs_done == 5 and result.stopped_early == 3 and not result.stopped_by_time
+    assert result.best_valid_ppl == 90.0 and [e[3] for e in reporter.epochs_ended] == [True, True, False, False, False]
+    assert result.summary().startswith("stopped early, validation perplexity no better for 3 epochs")
+
+
+def test_patience_0_trains_every_epoch_and_a_resumed_run_keeps_counting(tmp_path, tiny_corpus, monkeypatch):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    out = tmp_path / "p.onlstm"
+    curve_of([100.0, 90.0, 95.0, 96.0], monkeypatch)
+    first = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=4, time_budget=None, patience=0),
+                       valid=tiny_corpus["valid"], reporter=QuietReporter())
+    assert first.epochs_done == 4 and first.stopped_early == 0 and first.summary().startswith("done")
+    # two epochs without a gain are in its checkpoint: resumed with --patience 2, it trains no further
+    reporter = QuietReporter()
+    second = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=20, time_budget=None,
+                        patience=2), valid=tiny_corpus["valid"], resume=first.checkpoint, reporter=reporter)
+    assert second.epochs_done == 4 and second.stopped_early == 2 and reporter.epochs_ended == []
