@@ -40,6 +40,7 @@ class TeacherRun:
     health: float | None = None      # the failed-run filter's figure (lower is healthier), None: unknown
     epochs: float = 0.0
     seconds: float = 0.0
+    stopped_early: int = 0           # where its health stopped it: the epochs it had been no better for
 
 
 class ModelFamily:
@@ -175,7 +176,7 @@ class PcfgFamily(ModelFamily):
             result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume,
                                 reporter=reporter, budget=job.budget, **reading)
         return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,
-                          result.seconds)
+                          result.seconds, result.stopped_early)
 
     def load(self, path: Path, self_train):
         from onlstm_cli.induction.teachers import PcfgTeacher

@@ -105,8 +105,10 @@ class TeacherStage:
         self.state.teachers.append(entry)
         order = [f.name for f in self.run.families]  # side by side, they end in any order
         self.state.teachers.sort(key=lambda t: (order.index(t.get("family", "onlstm")), t["seed"]))
+        early = (f" (stopped early: no better for {outcome.stopped_early} epochs; the time it leaves goes to what "
+                 "trains after it)" if outcome.stopped_early else "")
         self.run.log(f"recipe: {teacher_name(job)} done: {outcome.epochs:.2f} epochs in {outcome.seconds / 60:.1f} "
-                     f"min, {job.family.health} {rounded(outcome.health)}")
+                     f"min, {job.family.health} {rounded(outcome.health)}{early}")
 
     def side_by_side(self, pending: list[TeacherJob], later_rounds: int = 0) -> int:
         """The stage with one process a model (side_by_side.py); returns the signal that stopped it, else 0."""

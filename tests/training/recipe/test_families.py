@@ -84,3 +84,19 @@ def test_a_recipe_of_a_family_without_a_language_model_ships_a_span_parser_of_it
     assert student.kind == "span" and student.model is None and student.span_parser is not None
     card = info_text(model_info(out))
     assert "a span parser without a language model" in card and "toy, health 1.1" in card
+
+
+def test_a_model_that_stopped_early_is_said_so_as_it_ends(tmp_path, monkeypatch):
+    """A family's run that its validation figure stopped (a PCFG's --patience) ends with a line that says so, and
+    one that did not with none."""
+    monkeypatch.setitem(FAMILIES, "toy", ToyFamily)
+    corpus = write_corpus(tmp_path / "corpus.txt", 200, seed=5)
+    for stops_early, out in ((4, tmp_path / "early.onlstm"), (0, tmp_path / "whole.onlstm")):
+        monkeypatch.setattr(ToyFamily, "stops_early", stops_early)
+        said = []
+        run_recipe(corpus, out, None, TINY_LM, TrainConfig(time_budget=None), dict(tokenizer=Tokenizer("ptb")),
+                   RecipeConfig(seeds=2, side_by_side=1, families=("toy",)), log=said.append)
+        done = [line for line in said if line.startswith("recipe: toy model") and " done: " in line]
+        assert len(done) == 2, said
+        assert all(("(stopped early: no better for 4 epochs; the time it leaves goes to what trains after it)"
+                    in line) == bool(stops_early) for line in done), done

@@ -37,6 +37,7 @@ class ToyFamily(ModelFamily):
     health = "toy loss"
     steps = 6
     interrupt_at: int | None = None  # a step at which its first run sends itself SIGTERM (a test's)
+    stops_early: int = 0             # the epochs without a gain it says stopped it (a test's), 0: none
 
     def __init__(self, run):
         self.tokenizer = run.lm_options.get("tokenizer") or Tokenizer()
@@ -56,7 +57,8 @@ class ToyFamily(ModelFamily):
                     os.kill(os.getpid(), signal.SIGTERM)
         with atomic_file(job.out, "w") as f:
             json.dump({"kind": self.kind, "seed": job.seed, "tokenizer": self.tokenizer.to_dict()}, f)
-        return TeacherRun(health=1.0 + job.seed % 2 / 10, epochs=step / self.steps, seconds=clock.seconds())
+        return TeacherRun(health=1.0 + job.seed % 2 / 10, epochs=step / self.steps, seconds=clock.seconds(),
+                          stopped_early=self.stops_early)
 
     def load(self, path, self_train):
         data = json.loads(path.read_text())
