@@ -114,7 +114,7 @@ class PcfgRun:
 
     def loop(self, signals):
         p = self.progress
-        stop = "patience" if self.epochs_without_gain() >= (self.train.patience or math.inf) else None  # resumed
+        stop = "patience" if self.patience_spent() else None  # a resumed run's checkpoint may have spent it
         while p.epoch <= self.train.epochs and stop is None:
             stop = self.train_epoch(signals)
             if stop == "interrupt":
@@ -122,7 +122,7 @@ class PcfgRun:
             self.end_epoch()
             if stop is None and self.clock.time_up():
                 stop = "time"
-            elif stop is None and self.epochs_without_gain() >= (self.train.patience or math.inf):
+            elif stop is None and self.patience_spent():
                 stop = "patience"
         if stop == "interrupt":
             self.save_checkpoint()
@@ -142,6 +142,9 @@ class PcfgRun:
         return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
                                self.clock.seconds(), stop == "time", stop == "interrupt", int(signals.caught),
                                self.text.left_out, self.epochs_without_gain() if stop == "patience" else 0)
+
+    def patience_spent(self) -> bool:
+        return self.epochs_without_gain() >= (self.train.patience or math.inf)  # --patience 0: never
 
     def epochs_without_gain(self) -> int:
         """The validated epochs since the one of best validation perplexity (0 without a validation text)."""
