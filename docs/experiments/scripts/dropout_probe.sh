@@ -2,13 +2,7 @@
 # small-corpora.md, "Dropouts sized for PTB, halved on small corpora": every dropout halved, 15 minutes, one thread
 # each, against the constant-rate runs of the same seeds and splits above
 set -u
-. "$(dirname "$0")/pt_split_runs.sh"   # the Portuguese split, and the working directory /work/main
-python - <<'PY'
-from pathlib import Path
-lines = [l for l in Path("../shared/data/ud-tr-imst/tr_imst-ud-train.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
-Path("runs/vocab/tr.train.txt").write_text("".join(l + "\n" for k, l in enumerate(lines) if k % 20 != 19), encoding="utf-8")
-Path("runs/vocab/tr.valid.txt").write_text("".join(l + "\n" for k, l in enumerate(lines) if k % 20 == 19), encoding="utf-8")
-PY
+. "$(dirname "$0")/pt_split_runs.sh"   # the Portuguese and Turkish splits, and the working directory /work/main
 halved() { # LANG SEED
   onlstm train runs/vocab/$1.train.txt --valid runs/vocab/$1.valid.txt --seed $2 --threads 1 --time-budget 15m \
     --dropout 0.225 --dropout-h 0.15 --dropout-i 0.25 --dropout-e 0.05 --weight-drop 0.225 \

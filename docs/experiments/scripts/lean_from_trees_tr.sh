@@ -4,7 +4,7 @@
 . /work/main/.venv/bin/activate; cd /work/main
 T=runs/lg-T
 arm() {
-  python docs/experiments/scripts/stage2_lean_families.py $1 144 runs/lean-T/$1.onlstm $T/T.recipe-train.txt \
+  python docs/experiments/scripts/stage2_lean.py $1 144 runs/lean-T/$1.onlstm $T/T.recipe-train.txt \
     $T/T.recipe-valid.txt $T/T.lm-seed111{1,2,3}.onlstm $T/T.pcfg-seed111{1,2,3}.onlstm > runs/lean-T/$1.log 2>&1
 }
 arm trees & arm word-order & wait

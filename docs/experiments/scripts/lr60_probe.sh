@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # small-corpora.md, "A higher constant rate on small corpora": --lr 60 beside --lr 30, 15 minutes, one thread each
 set -u
-. "$(dirname "$0")/pt_split_runs.sh"   # the Portuguese split, and the working directory /work/main
-python - <<'PY'
-from pathlib import Path
-lines = [l for l in Path("../shared/data/ud-tr-imst/tr_imst-ud-train.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
-Path("runs/vocab/tr.train.txt").write_text("".join(l + "\n" for k, l in enumerate(lines) if k % 20 != 19), encoding="utf-8")
-Path("runs/vocab/tr.valid.txt").write_text("".join(l + "\n" for k, l in enumerate(lines) if k % 20 == 19), encoding="utf-8")
-PY
+. "$(dirname "$0")/pt_split_runs.sh"   # the Portuguese and Turkish splits, and the working directory /work/main
 rate() { # LANG LR SEED
   onlstm train runs/vocab/$1.train.txt --valid runs/vocab/$1.valid.txt --seed $3 --threads 1 --time-budget 15m \
     --lr $2 -o runs/lr/$1-lr$2-s$3.onlstm > runs/lr/$1-lr$2-s$3.log 2>&1
