@@ -121,6 +121,11 @@ def against_word_frequencies(best: float | None, unigram: float | None) -> str |
 SWING = 1.1  # a validation perplexity more than 10% above the epoch before's is a swing, not a plateau's noise
 
 
+def swings(valid_ppl: list[float]) -> int:
+    """How often a validation curve (one perplexity an epoch) rose by more than SWING from one epoch to the next."""
+    return sum(1 for before, after in zip(valid_ppl, valid_ppl[1:]) if after > SWING * before)
+
+
 def swinging_curve(history: list, lr_schedule: str) -> str | None:
     """A line where a constant rate's validation curve swung (it rose by more than 10% from one epoch to the next
     twice or more): on a small corpus that is the rate's doing, not a fault, and steadying it costs the trees
@@ -128,7 +133,7 @@ def swinging_curve(history: list, lr_schedule: str) -> str | None:
     if lr_schedule != "constant":
         return None
     valid = [h["valid_ppl"] for h in history if h.get("valid_ppl") is not None]
-    rises = sum(1 for before, after in zip(valid, valid[1:]) if after > SWING * before)
+    rises = swings(valid)
     if rises < 2:
         return None
     return (f"validation perplexity rose by more than 10% from one epoch to the next {rises} times in {len(valid)} "

@@ -19,7 +19,7 @@ from onlstm_cli.modelfile import CHECKPOINT_FORMAT, FORMAT_VERSION, atomic_save
 from onlstm_cli.pcfg_file import pcfg_archive
 from onlstm_cli.training.run.distributed import Group
 from onlstm_cli.training.run.files import Saves, checkpoint_path
-from onlstm_cli.training.run.guard import DivergenceGuard
+from onlstm_cli.training.run.guard import DivergenceGuard, epochs_since_best
 from onlstm_cli.trees import build_tree, tree_spans
 
 
@@ -148,8 +148,7 @@ class PcfgRun:
 
     def epochs_without_gain(self) -> int:
         """The validated epochs since the one of best validation perplexity (0 without a validation text)."""
-        scored = [h["valid_ppl"] for h in self.progress.history if h.get("valid_ppl") is not None]
-        return len(scored) - 1 - scored.index(min(scored)) if scored else 0
+        return epochs_since_best([h["valid_ppl"] for h in self.progress.history if h.get("valid_ppl") is not None])
 
     def train_epoch(self, signals) -> str | None:
         """Trains the rest of the current epoch; "interrupt" or "time" when it stopped before its end."""

@@ -27,7 +27,7 @@ from onlstm_cli.modelfile import (CHECKPOINT_FORMAT, FORMAT_VERSION, LoadedModel
 from onlstm_cli.induction.teachers import Teacher, as_teacher
 from onlstm_cli.training.run.files import Saves, check_destination, checkpoint_path
 from onlstm_cli.training.run.clock import Budget, Clock
-from onlstm_cli.training.run.guard import DivergenceGuard
+from onlstm_cli.training.run.guard import DivergenceGuard, epochs_since_best
 from onlstm_cli.training.run.identity import first_change
 from onlstm_cli.training.student.votes import Votes, votes_of
 from onlstm_cli.span.model import SpanParser, padded, padded_units, trainable_spans
@@ -310,7 +310,7 @@ class _Run:
             if stop == "interrupt":
                 break
             self.end_epoch()
-            if p.epoch - 1 - min(p.history, key=lambda h: h["valid_loss"])["epoch"] >= self.train.patience:
+            if epochs_since_best([h["valid_loss"] for h in p.history]) >= self.train.patience:
                 stop = "patience"
             elif stop is None and self.time_up():
                 stop = "time"
