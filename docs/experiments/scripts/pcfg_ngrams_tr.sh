@@ -2,7 +2,7 @@
 # pcfg.md, "A small text's PCFG that reads its words' character n-grams": the ten-minute Turkish recipe's PCFG seed S
 # (default 1111) again (focused on its three ON-LSTMs, layers 2 and 3, `auto` as the recipe reads it, its 3.8
 # minutes, one thread) with --units ngrams, on the probe's code (PYTHONPATH, default the branch's worktree), then on
-# the dev trees.  usage: pcfg_ngrams_tr.sh [SEED] [RUNS_DIR] [GOLD]
+# the dev trees.  usage: pcfg_ngrams_tr.sh [SEED] [RUNS_DIR] [GOLD]; the code: pcfg_ngrams.patch applied to a worktree of main
 . /work/main/.venv/bin/activate; cd /work/main
 export PYTHONPATH=${PYTHONPATH:-/work/wt-ng}
 S=${1:-1111}; T=${2:-runs/lg-T}; G=${3:-../shared/data/ud-tr-imst/tr_imst-ud-dev.conllu}; O=runs/pcfg-ngrams; mkdir -p $O
