@@ -1,9 +1,10 @@
 """Parse-focusing (Park and Kim 2024): a neural PCFG trained on the likelihood of the trees its teachers propose.
 
-The teachers vote as they do for a span parser (votes.py: the branching voter, teachers left out as branching
-rules); each training sentence's allowed spans are those of any voter's tree, and the PCFG (training/pcfg/) sums its
-likelihood over the binary trees made of them alone. The teachers parse the training text until a quarter of the
-budget is spent; a resumed run's parse the sentences its first run had.
+The teachers vote as they do for a span parser (votes.py: teachers left out as branching rules, the split and the
+branching voter read by `auto`); each training sentence's allowed spans are those of any teacher's tree (not the
+branching voter's), and the PCFG (training/pcfg/) sums its likelihood over the binary trees made of them alone.
+The teachers parse the training text until a quarter of the budget is spent; a resumed run's parse the sentences
+its first run had.
 """
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
     if host is None:
         raise TrainingError("a focused PCFG reads the text as its teachers' language model does: give an ON-LSTM "
                             "file among the --teacher files")
+    # the branching voter is read (the split, the log) but its tree is not one the PCFG may take: on a text whose
+    # teachers were weak, every focused PCFG took it whole (docs/experiments/small-corpora.md)
     votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len), log, deadline=deadline,
-                     limit=limit)
+                     limit=limit, voter_spans=Focus.voter_spans)
     left_out = {c.teacher for c in votes.collapsed}
     return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
 

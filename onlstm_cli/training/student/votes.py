@@ -202,13 +202,14 @@ class Votes:
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
-             deadline: float | None = None, limit: int | None = None) -> Votes:
+             deadline: float | None = None, limit: int | None = None, voter_spans: bool = True) -> Votes:
     """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
     model file the student is written into; default: the first teacher's). `teachers`: Teachers
     (induction/teachers.py), or loaded model files, each made the teacher `train` says. `deadline`
     (time.time()): the training text is parsed until then (at least its first PARSE_CHUNK sentences), the
     votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
-    run's, as its first run parsed them)."""
+    run's, as its first run parsed them). Without `voter_spans` the training sentences' spans are the teachers'
+    alone (parse-focusing's: a grammar may take the branching voter's one tree whole); the voter is still read."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or next((t.host for t in teachers if t.host is not None), None)
     if host is None:
@@ -251,7 +252,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
-    spans = vote(train_trees, lengths, right, left, weights)
+    spans = vote(train_trees, lengths, right, left, weights) if voter_spans else vote(train_trees, lengths,
+                                                                                      weights=weights)
     valid_spans = vote(valid_trees, valid_lengths, right, left, weights)
     if train.targets == "tree":
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")

@@ -19,13 +19,26 @@ def test_each_sentence_is_focused_on_the_spans_of_its_voters_trees(tiny_corpus, 
     focus = focus_of([teacher], tiny_corpus["train"], tiny_corpus["valid"], SelfTrainConfig(right_branching=1.0),
                      max_len=40, log=lambda line: None)
     assert focus.teachers == [str(tiny_model_path)] and focus.host is teacher
+    assert focus.votes.right_branching == 1.0  # the branching voter is read, but its tree is not one to take whole
     text = focused_text(focus.votes, None, 1)
     kept = [s for s in focus.votes.sentences if len(s) >= 2]
     own = model_trees(teacher, kept)
     assert len(text.focus) == len(text.train) == len(kept)
     for allowed, tree, words in zip(text.focus, own, kept):
-        assert tree <= allowed and right_branching_spans(len(words)) <= allowed  # each voter's tree is allowed
-        assert allowed <= tree | right_branching_spans(len(words)) | {(0, len(words))}  # and nothing else
+        assert tree <= allowed <= tree | {(0, len(words))}  # the teacher's tree, and nothing else
+    assert any(not right_branching_spans(len(words)) <= allowed for allowed, words in zip(text.focus, kept))
+
+
+@pytest.mark.parametrize("voter, same", [(0.0, True), (1.0, False)])
+def test_the_focus_differs_from_the_votes_only_where_a_branching_voter_votes(tiny_corpus, tiny_model_path, voter,
+                                                                             same):
+    from onlstm_cli.training.student.votes import votes_of
+    teacher, config = load_model(tiny_model_path), SelfTrainConfig(right_branching=voter)
+    as_voted, focused = (votes_of([teacher], tiny_corpus["train"], tiny_corpus["valid"], config, lambda line: None,
+                                  voter_spans=spans) for spans in (True, False))
+    assert focused.valid_spans == as_voted.valid_spans  # the validation votes, the voter's weight, stay as voted
+    assert focused.right_branching == as_voted.right_branching == voter
+    assert (focused.spans == as_voted.spans) is same
 
 
 def test_a_focused_pcfg_is_written_parses_and_resumes_with_its_teachers(tmp_path, tiny_corpus, tiny_model_path):
@@ -59,8 +72,8 @@ def test_a_focused_pcfg_is_written_parses_and_resumes_with_its_teachers(tmp_path
 
 def test_the_focused_loss_is_the_likelihood_of_the_proposed_trees(tmp_path, tiny_corpus, tiny_model_path,
                                                                     monkeypatch):
-    """Every step's likelihood is masked to its sentences' focus spans: a run whose voters propose one tree (the
-    right-branching one, the teacher weighing nothing against it) reaches the trees' likelihood, not the sentence's."""
+    """Every step's likelihood is masked to its sentences' focus spans: a run whose one teacher proposes one tree a
+    sentence reaches the trees' likelihood, not the sentence's."""
     from onlstm_cli.pcfg.model import NeuralPCFG
     from onlstm_cli.training.student.focus import train_focused_pcfg
     masks = []
@@ -107,7 +120,7 @@ def test_the_command_trains_a_focused_pcfg(runner, tmp_path, tiny_corpus, tiny_m
     assert parsed.exit_code == 0 and parsed.stdout.count("(") == 2 * 6 - 1
     info = run(runner, ["info", out])
     focused = next(line for line in info.stdout.splitlines() if line.strip().startswith("focused"))
-    assert str(tiny_model_path) in focused and "a right-branching tree of weight 1" in focused
+    assert str(tiny_model_path) in focused and "right-branching" not in focused  # its tree was not focused on
 
 
 @pytest.mark.parametrize("seconds, until, quarter", [(400.0, 40.0, 10.0), (40.0, 400.0, 10.0), (40.0, None, 10.0),
@@ -129,3 +142,10 @@ def test_the_teachers_parse_for_a_quarter_of_the_time_the_run_really_has(monkeyp
         focus_module.train_focused_pcfg(tiny_corpus["train"], tmp_path / "f.onlstm", [load_model(tiny_model_path)],
                                         tiny_corpus["valid"], budget=budget)
     assert seen["deadline"] == (None if quarter is None else 1000.0 + quarter)
+
+
+def test_info_names_the_branching_voters_tree_only_where_the_pcfg_was_focused_on_it():
+    from onlstm_cli.info import focus_rows
+    old = {"teachers": ["a.onlstm"], "right_branching": 0.0, "left_branching": 0.5}  # before the voter left the focus
+    assert focus_rows(old, ())[0][1].endswith("a.onlstm, a left-branching tree of weight 0.5")
+    assert focus_rows({**old, "voter_spans": False}, ())[0][1].endswith("trees of a.onlstm")
