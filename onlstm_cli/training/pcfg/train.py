@@ -65,7 +65,6 @@ class Focus:
     votes: object
     teachers: list[str]
     host: object
-    voter_spans: bool = False  # whether the branching voter's tree is among the allowed spans (focus.py: it is not)
 
 
 def focused_text(votes, max_vocab: int | None, min_freq: int, vocab: Vocabulary | None = None) -> Text:
@@ -197,7 +196,8 @@ def run_meta(corpus, valid, text: Text, tokens: int, reading: tuple, train: Pcfg
             "onlstm_version": __version__}
     if focus:
         meta["focus"] = {"teachers": focus.teachers, "right_branching": focus.votes.right_branching,
-                         "left_branching": focus.votes.left_branching, "voter_spans": focus.voter_spans,
+                         "left_branching": focus.votes.left_branching,
+                         "voter_spans": False,  # the voter's tree is not focused on (focus.py); info reads it
                          "sentences": len(text.train)}
     return meta
 

@@ -35,7 +35,7 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
     # the branching voter is read (the split, the log) but its tree is not one the PCFG may take: on a text whose
     # teachers were weak, every focused PCFG took it whole (docs/experiments/small-corpora.md)
     votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len), log, deadline=deadline,
-                     limit=limit, voter_spans=Focus.voter_spans)
+                     limit=limit, voter_spans=False)
     left_out = {c.teacher for c in votes.collapsed}
     return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
 

@@ -252,8 +252,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
-    spans = vote(train_trees, lengths, right, left, weights) if voter_spans else vote(train_trees, lengths,
-                                                                                      weights=weights)
+    spans = vote(train_trees, lengths, *((right, left) if voter_spans else (0.0, 0.0)), weights)
     valid_spans = vote(valid_trees, valid_lengths, right, left, weights)
     if train.targets == "tree":
         log("the span parser learns the votes' consensus tree (--targets tree), not each span's share")
