@@ -13,13 +13,8 @@ pcfg() { # SEED
     --family pcfg --seed $1 --threads 1 $LMS --teacher-layers 2,3 --right-branching auto --time-budget 7.5m \
     -o $O/pcfg-s$1.onlstm > $O/pcfg-s$1.log 2>&1
 }
-stage2() { # OUT PCFG_DIR PCFG_PREFIX
-  onlstm train $R/R.recipe-train.txt --valid $R/R.recipe-valid.txt $LMS --teacher $2/${3}1111.onlstm \
-    --teacher $2/${3}1112.onlstm --teacher $2/${3}1113.onlstm --teacher-layers 2,3 --right-branching auto \
-    --time-budget 15m --threads 1 -o $1 > ${1%.onlstm}.log 2>&1
-}
 pcfg 1111 & pcfg 1112 & wait
-pcfg 1113 & P=$!; stage2 $O/B.onlstm $R R.pcfg-seed & wait $P
-stage2 $O/N.onlstm $O pcfg-s & wait
+pcfg 1113 & P=$!; docs/experiments/scripts/stage2_arm.sh $R $R R.pcfg-seed $O/B.onlstm & wait $P
+docs/experiments/scripts/stage2_arm.sh $R $O pcfg-s $O/N.onlstm & wait
 docs/experiments/scripts/eval_files.sh $G $O/B.onlstm $O/N.onlstm $O/pcfg-s111{1,2,3}.onlstm > $O/eval.txt 2>&1
 echo ALLDONE >> $O/eval.txt

@@ -6,12 +6,7 @@ R=runs/rev-H/main; O=runs/rev-H/tw; G=runs/rev-E/ptb-dev-mirrored.trees
 mkdir -p $O
 python -c "from pathlib import Path; from onlstm_cli.training.recipe.files import held_out_split
 held_out_split(Path('runs/rev-H/c.txt'), Path('$R/R.onlstm'))"
-arm() { # NAME WEIGHTS
-  onlstm train $R/R.recipe-train.txt --valid $R/R.recipe-valid.txt --teacher $R/R.lm-seed1111.onlstm \
-    --teacher $R/R.lm-seed1112.onlstm --teacher $R/R.lm-seed1113.onlstm --teacher $R/R.pcfg-seed1111.onlstm \
-    --teacher $R/R.pcfg-seed1112.onlstm --teacher $R/R.pcfg-seed1113.onlstm --teacher-layers 2,3 \
-    --right-branching auto --teacher-weights $2 --time-budget 15m --threads 1 -o $O/$1.onlstm > $O/$1.log 2>&1
-}
-arm equal equal & arm agreement agreement & wait
+arm() { docs/experiments/scripts/stage2_arm.sh $R $R R.pcfg-seed $O/$1.onlstm --teacher-weights $1; }  # WEIGHTS
+arm equal & arm agreement & wait
 docs/experiments/scripts/eval_files.sh $G $O/equal.onlstm $O/agreement.onlstm > $O/eval.txt 2>&1
 echo ALLDONE >> $O/eval.txt
