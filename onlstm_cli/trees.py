@@ -22,6 +22,10 @@ SPLIT_RULES = ("paper", "symmetric")
 # and a pair of them encloses one (text.marks.piece_levels), split before any other word;
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
+# What `evaluate` also scores: "remove", the model fed the gold words alone, its punctuation dropped before it
+# reads them (the literature's protocol for a model trained on punctuation: `parse --pretokenized` over the kept
+# words), where "ignore" feeds it the marks it knows and drops them from its tree.
+SCORING_PUNCTUATION = (*PUNCTUATION_RULES, "remove")
 
 # The most words a sentence may have to be parsed (parse answers a longer line with a message; evaluate refuses
 # a longer gold sentence): a line of millions of words is no sentence, but a file without newlines.

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from onlstm_cli.cli.app import friendly_errors
-from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, PunctuationRule, SplitRule
+from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, ScoringPunctuation, SplitRule
 
 
 @friendly_errors
@@ -18,7 +18,7 @@ def evaluate(
     layer: Optional[int] = typer.Option(None, "--layer", help="Layer (1-based) whose distances parse; default: the model's (a self-trained file: its span parser, whose trees --split does not change)."),
     all_layers: bool = typer.Option(False, "--all-layers", help="Also score every layer of the model."),
     split: Optional[SplitRule] = typer.Option(None, "--split", help="paper: the ON-LSTM rule (the largest-distance word k opens the right part and is split off first); symmetric: distance k is the boundary before word k, the left and right parts treated alike. Default: the model's (paper with --pred)."),
-    punctuation: Optional[PunctuationRule] = typer.Option(None, "--punctuation", help=PUNCTUATION_HELP + " With boundaries the report adds right- and left-branching trees cut the same way."),
+    punctuation: Optional[ScoringPunctuation] = typer.Option(None, "--punctuation", help=PUNCTUATION_HELP + " With boundaries the report adds right- and left-branching trees cut the same way. remove: the model reads the gold words alone, the punctuation dropped before parsing (the literature's protocol, as `parse --pretokenized` over the kept words; ignore feeds a model the marks it was trained on)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-tree baseline."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     text: Optional[List[Path]] = typer.Option(None, "--text", help="Also report the model's perplexity on this text (one sentence a line, read as in training); may be repeated."),

@@ -14,7 +14,7 @@ from onlstm_cli.config import (COMBINE_RULES, LEAN_FROM, LR_SCHEDULES, STUDENT_U
                                EnsembleConfig, ModelConfig, PcfgConfig, PcfgTrainConfig, RecipeConfig, SelfTrainConfig,
                                TrainConfig)
 from onlstm_cli.errors import UserError
-from onlstm_cli.trees import PUNCTUATION_RULES
+from onlstm_cli.trees import PUNCTUATION_RULES, SCORING_PUNCTUATION
 
 
 def command_of(options: type, panels: dict[str, tuple[str, ...]] | None = None):
@@ -74,6 +74,7 @@ LeanFrom = Enum("LeanFrom", {choice: choice for choice in LEAN_FROM}, type=str)
 TeacherWeights = Enum("TeacherWeights", {choice: choice for choice in TEACHER_WEIGHTS}, type=str)
 LrSchedule = Enum("LrSchedule", {choice: choice for choice in LR_SCHEDULES}, type=str)
 PunctuationRule = Enum("PunctuationRule", {choice: choice for choice in PUNCTUATION_RULES}, type=str)
+ScoringPunctuation = Enum("ScoringPunctuation", {choice: choice for choice in SCORING_PUNCTUATION}, type=str)
 PUNCTUATION_HELP = ("boundaries: a constituent starts right after a punctuation mark (or at an opening bracket or "
                     "quote; a pair of them encloses one), cut before any other; "
                     "ignore: the model's distances alone (the paper's protocol). Default: the model's (boundaries "

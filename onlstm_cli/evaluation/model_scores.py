@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from onlstm_cli.evaluation.metrics import BASELINE_ROWS, CUT_BASELINE_ROWS, evaluate as score
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, size_kernel_cache
-from onlstm_cli.induction.distances import distances_of_words, sentence_distances
+from onlstm_cli.induction.distances import distances_of_words, parse_lines, sentence_distances
 from onlstm_cli.induction.models import ModelCache, resolve_model
 from onlstm_cli.text.treebanks import keep_only
 from onlstm_cli.text.marks import levels_among, piece_levels
@@ -17,21 +17,30 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
                 all_layers: bool = False, device: str = "cpu", ensemble: bool = True, text: list | None = None,
                 punctuation: str | None = None) -> tuple[dict, dict, tuple]:
     """(the report's fields about the model, its rows by name, (trees, distances) of the first row, for the
-    report's example pictures). `model`: a path or bundled name, or None for the gold words' script."""
+    report's example pictures). `model`: a path or bundled name, or None for the gold words' script.
+    `punctuation` (trees.SCORING_PUNCTUATION): the model's own rule where None."""
     size_kernel_cache(PARSE_KERNEL_CACHE)
     sample = " ".join(w for s in sentences[:50] for w in s.words)
     path = resolve_model(model, sample)
-    loaded = ModelCache(device, ensemble).get(path)
+    cache = ModelCache(device, ensemble)
+    loaded = cache.get(path)
     by_span_parser = loaded.tree_parser is not None and layer is None
     layer = loaded.parse_layer if layer is None else layer
     layer_split = split or loaded.split
-    marks = loaded.cuts_at_marks(punctuation)
+    marks = punctuation != "remove" and loaded.cuts_at_marks(punctuation)
     fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path),
-              "punctuation": "boundaries" if marks else "ignore", "layer": None if by_span_parser else layer,
+              "punctuation": "boundaries" if marks else punctuation or "ignore",
+              "layer": None if by_span_parser else layer,
               **perplexity_fields(loaded)}
     if by_span_parser and all_layers:
         fields["layer_split"] = layer_split  # the language model's rows
     lm_rows = language_models_name(loaded)
+    if text:
+        from onlstm_cli.lm.perplexity import text_perplexity
+        fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
+    if punctuation == "remove":
+        return fields, *words_alone(sentences, path, cache, layer if not by_span_parser else None, split,
+                                    all_layers, lm_rows)
     # The text as the model was trained on it, and as `parse` feeds it: punctuation only where it knows it.
     readings = [s.as_read(lambda token: loaded.tokenizer.normalize(token) in loaded.vocab) for s in sentences]
     normalized = [[loaded.tokenizer.normalize(t) for t in tokens] for tokens, _, _ in readings]
@@ -51,9 +60,6 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     def layer_trees(k: int):
         return trees_of([d[k - 1] for d in per_layer], layer_split)
 
-    if text:
-        from onlstm_cli.lm.perplexity import text_perplexity
-        fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
     systems = {}
     if by_span_parser:
         distances = [distances_of_words(d, starts) for d, (_, starts, _) in
@@ -69,6 +75,29 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
             if by_span_parser or k != layer:
                 systems[f"{lm_rows} (layer {k})"] = score(sentences, layer_trees(k))
     return fields, systems, shown
+
+
+def words_alone(sentences: list, path, cache: ModelCache, layer: int | None, split: str | None, all_layers: bool,
+                lm_rows: str) -> tuple[dict, tuple]:
+    """score_model's rows and shown trees for "remove", the literature's protocol: each gold sentence's kept words
+    alone, parsed as `parse --pretokenized` parses them (its own rule for a mark among them, a symbol it does not
+    know attached after), so the figure is the one a user gets that way. `layer` None: the file's own parser."""
+    loaded = cache.get(path)
+    # a word holding a space (rare in a treebank) stays one token
+    lines = [" ".join("".join("_" if ch.isspace() else ch for ch in w) for w in s.words) for s in sentences]
+
+    def parsed(k: int | None) -> tuple[list, list]:
+        done = parse_lines(lines, model=str(path), cache=cache, pretokenized=True, layer=k, split=split)
+        return [p.tree for p in done], [[d or 0.0 for d in p.distances] for p in done]
+
+    shown = parsed(layer)
+    own = (("pcfg (MBR trees)" if loaded.pcfg is not None else "span parser (self-trained)") if layer is None
+           else f"{lm_rows} (layer {layer})")
+    systems = {own: score(sentences, shown[0])}
+    for k in range(1, loaded.config.n_layers + 1) if all_layers and loaded.model is not None else ():
+        if k != layer:
+            systems[f"{lm_rows} (layer {k})"] = score(sentences, parsed(k)[0])
+    return systems, shown
 
 
 def language_models_name(loaded) -> str:

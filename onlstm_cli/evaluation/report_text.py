@@ -64,5 +64,7 @@ def print_report(report: dict) -> None:
     console.print("Protocol: punctuation and traces removed by POS tag; spans of ≥ 2 words except the whole "
                   f"sentence; F1 per sentence, averaged; {split_note(report)}"
                   + ("; the model's trees cut at punctuation marks first, then scored without them (--punctuation "
-                     "ignore: the paper's protocol)" if report.get("punctuation") == "boundaries" else "") + ".",
+                     "ignore: the paper's protocol)" if report.get("punctuation") == "boundaries" else "")
+                  + ("; the model read the gold words alone, their punctuation removed before parsing"
+                     if report.get("punctuation") == "remove" else "") + ".",
                   style="dim")

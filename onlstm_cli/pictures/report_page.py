@@ -354,7 +354,9 @@ def report_html(report: dict, examples: Sequence[ReportExample] = (), title: Opt
             + (" The model's trees were cut at punctuation marks first (a constituent starts at an opening "
                "bracket or quote and right after any other mark, and a pair of marks encloses one), then "
                "scored without them; the rows \u201ccut at punctuation\u201d are the baselines cut the same way."
-               if report.get("punctuation") == "boundaries" else "") + "</p>",
+               if report.get("punctuation") == "boundaries" else "")
+            + (" The model read the gold words alone, their punctuation removed before parsing."
+               if report.get("punctuation") == "remove" else "") + "</p>",
             "<h2>Charts</h2>", '<div class="charts">' + "".join(report_charts(report)) + "</div>"]
     if examples:
         body.append("<h2>Examples</h2>")

@@ -464,3 +464,46 @@ def test_evaluate_cuts_at_punctuation_as_the_model_file_says_and_reports_baselin
     rows = model_scores.baseline_scores(gold, cut_at_marks=True)
     assert rows["left-branching"]["corpus_f1"] != rows["left-branching, cut at punctuation"]["corpus_f1"]
     assert set(model_scores.baseline_scores(gold)) == {"right-branching", "left-branching", "balanced", "random"}
+
+
+TOKEN_OF_TWO_WORDS = """# text = Ali, kenarındaki eve gitti.
+1\tAli\tAli\tPROPN\t_\t_\t5\tnsubj\t_\tSpaceAfter=No
+2\t,\t,\tPUNCT\t_\t_\t1\tpunct\t_\t_
+3-4\tkenarındaki\t_\t_\t_\t_\t_\t_\t_\t_
+3\tkenarında\tkenar\tNOUN\t_\t_\t5\tobl\t_\t_
+4\tki\tki\tADP\t_\t_\t3\tcase\t_\t_
+5\teve\tev\tNOUN\t_\t_\t6\tobl\t_\t_
+6\tgitti\tgit\tVERB\t_\t_\t0\troot\t_\tSpaceAfter=No
+7\t.\t.\tPUNCT\t_\t_\t6\tpunct\t_\t_
+
+"""
+
+
+def test_evaluate_with_punctuation_removed_scores_the_kept_words_as_parse_pretokenized_parses_them(
+        tmp_path, monkeypatch, tiny_model_path):
+    """--punctuation remove, the literature's protocol: the model reads the gold words alone (the two words of
+    "kenarındaki", no comma), and its trees are those `parse --pretokenized` gives those words; the other rules
+    read the token as the text shows it."""
+    from onlstm_cli.evaluation import model_scores
+    from onlstm_cli.induction import distances as parsing
+    gold_path = tmp_path / "tr.conllu"
+    gold_path.write_text(TOKEN_OF_TWO_WORDS, encoding="utf-8")
+    read = []
+
+    def fake_distances(loaded, sentences, layer=None, batch_size=64, all_layers=False, **options):
+        read.extend(list(s) for s in sentences)
+        d = [[float((7 * k) % 5) for k in range(len(s))] for s in sentences]
+        return [[x] * loaded.config.n_layers for x in d] if all_layers else d
+
+    monkeypatch.setattr(model_scores, "sentence_distances", fake_distances)
+    monkeypatch.setattr(parsing, "sentence_distances", fake_distances)
+    gold = read_gold(gold_path)
+    fields, rows, (trees, _) = model_scores.score_model(gold, str(tiny_model_path), punctuation="remove")
+    assert fields["punctuation"] == "remove"
+    assert read == [["ali", "kenarında", "ki", "eve", "gitti"]]
+    pretokenized = parsing.parse_lines(["Ali kenarında ki eve gitti"], model=str(tiny_model_path),
+                                       pretokenized=True)[0].tree
+    assert trees == [pretokenized] and tree_leaves(trees[0]) == gold[0].words
+    read.clear()
+    model_scores.score_model(gold, str(tiny_model_path), punctuation="ignore")
+    assert read == [["ali", "kenarındaki", "eve", "gitti"]]  # as the text shows it
