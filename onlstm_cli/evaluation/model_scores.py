@@ -28,16 +28,9 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     layer = loaded.parse_layer if layer is None else layer
     layer_split = split or loaded.split
     marks = punctuation != "remove" and loaded.cuts_at_marks(punctuation)
-    fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path),
-              "punctuation": "boundaries" if marks else punctuation or "ignore",
-              "layer": None if by_span_parser else layer,
-              **perplexity_fields(loaded)}
-    if by_span_parser and all_layers:
-        fields["layer_split"] = layer_split  # the language model's rows
+    fields = model_fields(loaded, path, layer, layer_split, by_span_parser, all_layers, text,
+                          "boundaries" if marks else punctuation or "ignore")
     lm_rows = language_models_name(loaded)
-    if text:
-        from onlstm_cli.lm.perplexity import text_perplexity
-        fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
     if punctuation == "remove":
         return fields, *words_alone(sentences, path, cache, layer if not by_span_parser else None, split,
                                     all_layers, lm_rows)
@@ -65,8 +58,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
         distances = [distances_of_words(d, starts) for d, (_, starts, _) in
                      zip(sentence_distances(loaded, normalized), readings)]
         shown = (trees_of(distances, "symmetric"), shown_distances(distances))
-        systems["pcfg (MBR trees)" if loaded.pcfg is not None else "span parser (self-trained)"] = \
-            score(sentences, shown[0])
+        systems[tree_parser_name(loaded)] = score(sentences, shown[0])
     else:
         shown = (layer_trees(layer), shown_distances([d[layer - 1] for d in per_layer]))
         systems[f"{lm_rows} (layer {layer})"] = score(sentences, shown[0])
@@ -91,13 +83,30 @@ def words_alone(sentences: list, path, cache: ModelCache, layer: int | None, spl
         return [p.tree for p in done], [[d or 0.0 for d in p.distances] for p in done]
 
     shown = parsed(layer)
-    own = (("pcfg (MBR trees)" if loaded.pcfg is not None else "span parser (self-trained)") if layer is None
-           else f"{lm_rows} (layer {layer})")
+    own = tree_parser_name(loaded) if layer is None else f"{lm_rows} (layer {layer})"
     systems = {own: score(sentences, shown[0])}
     for k in range(1, loaded.config.n_layers + 1) if all_layers and loaded.model is not None else ():
         if k != layer:
             systems[f"{lm_rows} (layer {k})"] = score(sentences, parsed(k)[0])
     return systems, shown
+
+
+def model_fields(loaded, path, layer: int, layer_split: str, by_span_parser: bool, all_layers: bool,
+                 text: list | None, punctuation: str) -> dict:
+    """The report's fields about the model: how its trees were built, its perplexities."""
+    fields = {"split": "symmetric" if by_span_parser else layer_split, "model": str(path), "punctuation": punctuation,
+              "layer": None if by_span_parser else layer, **perplexity_fields(loaded)}
+    if by_span_parser and all_layers:
+        fields["layer_split"] = layer_split  # the language model's rows
+    if text:
+        from onlstm_cli.lm.perplexity import text_perplexity
+        fields["perplexity"] = {str(p): round(text_perplexity(loaded, p), 2) for p in text}
+    return fields
+
+
+def tree_parser_name(loaded) -> str:
+    """The row of a file whose own parser is a tree parser."""
+    return "pcfg (MBR trees)" if loaded.pcfg is not None else "span parser (self-trained)"
 
 
 def language_models_name(loaded) -> str:
