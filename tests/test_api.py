@@ -262,15 +262,16 @@ def test_a_process_pool_maps_parse_to_the_trees_of_this_process(tiny_model_path)
 def test_a_tree_draws_itself_as_svg_with_every_word(tiny_model_path):
     import re
     import xml.dom.minidom
-    tree = Parser(tiny_model_path).parse(["the", "cat", "<&>", "sat", "on", "the", "mat"])
+    tree = Parser(tiny_model_path).parse(["the", "cat", "<&>", "sat", "—", "on", "the", "mat"])
     assert isinstance(tree, nltk.Tree)
     svg = tree._repr_svg_()
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     xml.dom.minidom.parseString(svg)  # well-formed: the word <&> is escaped
     words = re.findall(r'<text class="word"[^>]*>([^<]*)</text>', svg)
-    assert words == ["the", "cat", "&lt;&amp;&gt;", "sat", "on", "the", "mat"]
-    # the parser's distances: a bar per word the model read; <&> (punctuation it has no word for) is grey
-    assert svg.count('class="bar"') == 6 and svg.count('class="unread"') == 1
+    assert words == ["the", "cat", "&lt;&amp;&gt;", "sat", "—", "on", "the", "mat"]
+    # the parser's distances: a bar per word the model read (<&>, a symbol, is read as an unknown word); the dash
+    # (a mark it has no word for) is grey
+    assert svg.count('class="bar"') == 7 and svg.count('class="unread"') == 1
     assert svg in tree._repr_html_()
 
 

@@ -6,8 +6,8 @@ the words reversed and a character model (`train --characters`) their characters
 distance marks the boundary before it. Sentences are batched (padding at the end does not
 change a left-to-right model's earlier steps); on CPU with the C cell, each batch is packed longest first,
 and batches run side by side, one per torch thread (`batches_side_by_side`). Tokens the model has no
-vocabulary for and that are only punctuation are not fed to it; they are put back into the tree next to
-their neighbours, so the tree always has every token the user gave. Control characters (NUL, ESC, …) in a
+vocabulary for and that are only punctuation marks are not fed to it (a symbol is, as an unknown word); they are
+put back into the tree next to their neighbours, so the tree always has every token the user gave. Control characters (NUL, ESC, …) in a
 line are read as spaces.
 """
 from __future__ import annotations
@@ -23,8 +23,7 @@ from typing import Sequence
 from onlstm_cli.errors import ParseError
 from onlstm_cli.trees import MAX_SENTENCE_WORDS, Tree, build_tree, fold_tree, punctuation_first, right_branching
 from onlstm_cli.induction.models import ModelCache, resolve_model
-from onlstm_cli.text.marks import levels_among, mark_pairs, may_pair, opening_marks, piece_levels
-from onlstm_cli.text.tokenizers import is_punctuation
+from onlstm_cli.text.marks import is_mark, levels_among, mark_pairs, may_pair, opening_marks, piece_levels
 from onlstm_cli.text.vocab import EOS
 
 
@@ -368,7 +367,9 @@ def prepare(loaded, line: str, pretokenized: bool = False) -> tuple[list[str], l
     """User tokens, the normalized tokens fed to the model, and which user tokens were fed."""
     tokens = loaded.tokenizer.split(without_controls(line), pretokenized)
     normalized = [loaded.tokenizer.normalize(t) for t in tokens]
-    fed = [w in loaded.vocab or not is_punctuation(w) for w in normalized]
+    # a mark the model never saw is left out and attached after; a symbol it lacks is read as an unknown word,
+    # since a treebank counts some as words (`&`, `%`) and a slot of their own parses better (docs/experiments/pcfg.md)
+    fed = [w in loaded.vocab or not is_mark(w) for w in normalized]
     return tokens, [w for w, f in zip(normalized, fed) if f], fed
 
 

@@ -301,6 +301,13 @@ def test_prepare_marks_unknown_punctuation_only(tiny_loaded):
     assert fed_tokens == ["zebra", "N", "cats"]
 
 
+def test_prepare_reads_a_symbol_the_vocabulary_lacks_as_an_unknown_word(tiny_loaded):
+    """`&` and `%` are words in a treebank (PTB: CC, NN): read, as unknown words; a mark it lacks is not."""
+    tokens, fed_tokens, fed = prepare(tiny_loaded, "cats & dogs , 5 %", pretokenized=True)
+    assert "&" not in tiny_loaded.vocab and "%" not in tiny_loaded.vocab
+    assert fed == [True, True, True, False, True, True] and fed_tokens == ["cats", "&", "dogs", "N", "%"]
+
+
 # --- attach_skipped -------------------------------------------------------------------------------------
 
 def check_attached(tokens, fed, expected):
