@@ -4,9 +4,14 @@ text.marks.piece_levels, trees.punctuation_first) before the votes are counted. 
 recipe reads them, without the marks, so the student never sees a mark: it learns where the pieces split from the
 words alone. Nothing in onlstm_cli is changed; the patch lives in this process only.
 
-    python docs/experiments/scripts/cut_votes_probe.py train CORPUS --valid VALID --teacher … -o OUT
+    CUT=1 python docs/experiments/scripts/cut_votes_probe.py train CORPUS --valid VALID --teacher … -o OUT
+
+CUT=0 leaves the votes as they are (the probe's other arm). Either way the student trains as the recipe's does,
+until its time budget (runner.span_parser_training), not until --epochs or its patience.
 """
+import os
 import sys
+from dataclasses import replace
 
 from onlstm_cli.text import corpus as corpus_module
 from onlstm_cli.text.marks import levels_among, piece_levels
@@ -76,9 +81,20 @@ class CALLS:
     count = 0
 
 
-votes_module.read_as_trained = patched_read
-votes_module.vote = patched_vote
+if os.environ.get("CUT", "1") == "1":
+    votes_module.read_as_trained = patched_read
+    votes_module.vote = patched_vote
+
+
+def until_budget(train_function):
+    from onlstm_cli.training.recipe.runner import UNTIL_BUDGET
+
+    def run(*args, train=None, **kwargs):
+        return train_function(*args, train=replace(train, epochs=UNTIL_BUDGET, patience=UNTIL_BUDGET), **kwargs)
+    return run
 
 if __name__ == "__main__":
+    from onlstm_cli.training.student import train as student_train
+    student_train.self_train = until_budget(student_train.self_train)
     from onlstm_cli.cli.commands import app
     app(sys.argv[1:])
