@@ -146,6 +146,26 @@ def punctuation_first(distances: Sequence[float], levels: Sequence[int]) -> list
     return [d + lift * level for d, level in zip(distances, levels)]
 
 
+def spans_cut_at_marks(spans: set[tuple[int, int]], levels: Sequence[int]) -> set[tuple[int, int]]:
+    """The spans (tree_spans) of a binary tree over len(levels) words, as the tree is when cut at punctuation marks
+    first (punctuation_first with `levels`, text.marks.piece_levels): the pieces split off first, and inside each
+    the tree's own spans. As `parse` cuts a tree parser's tree, from its split heights (span/model.split_heights;
+    a language model's own distances may join the pieces of one level in another order): a span's split is where
+    its left child ends, the next shorter span of its start or its first word."""
+    n = len(levels)
+    if n < 3 or not any(levels):
+        return set(spans)
+    ends_by_start: dict[int, list[int]] = {}
+    for i, j in spans | {(0, n)}:
+        ends_by_start.setdefault(i, []).append(j)
+    heights = [0.0] * n
+    for i, ends in ends_by_start.items():
+        ends.sort(reverse=True)
+        for at, j in enumerate(ends):
+            heights[ends[at + 1] if at + 1 < len(ends) else i + 1] = float(j - i)
+    return tree_spans(build_tree(punctuation_first(heights, levels), list(range(n)), "symmetric"))
+
+
 # --- baselines -------------------------------------------------------------------------------
 
 def right_branching(words: Sequence[str]) -> Tree:

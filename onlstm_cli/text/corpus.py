@@ -74,6 +74,23 @@ def read_as_trained(path: str | Path, loaded, reverse: bool = False) -> list[lis
     return read_corpus(path, loaded.tokenizer, *trained_reading(loaded), reverse)
 
 
+def read_as_trained_with_pieces(path: str | Path, loaded) -> tuple[list[list[str]], list[list[int]]]:
+    """read_as_trained's sentences, and for each the piece levels of its tokens (text.marks.piece_levels: how early
+    `parse` cuts a tree of it before each), from the marks its line had, those the reading dropped included. A
+    character model's units are not cut (no levels)."""
+    sentences = read_as_trained(path, loaded)
+    pretokenized, keep_punct = trained_reading(loaded)
+    if loaded.tokenizer.characters:
+        return sentences, [[0] * len(s) for s in sentences]
+    from onlstm_cli.text.marks import levels_among, piece_levels
+    levels = []
+    for tokens in iter_sentences(path, loaded.tokenizer, pretokenized, keep_punct=True):
+        kept = [k for k, token in enumerate(tokens) if keep_punct or not is_punctuation(token)]
+        if kept:
+            levels.append(levels_among(piece_levels(tokens), kept))
+    return sentences, levels
+
+
 def count_as_trained(path: str | Path, loaded) -> Counter:
     """The word counts of a text read as `read_as_trained` reads it, one sentence in memory at a time."""
     return count_words(path, loaded.tokenizer, *trained_reading(loaded))

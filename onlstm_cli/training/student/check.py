@@ -62,16 +62,17 @@ def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> 
     sentences = [votes.valid_sentences[k] for k in keep]
     consensus = [set(spans) for spans in consensus_targets([votes.valid_spans[k] for k in keep],
                                                            [len(words) for words in sentences])]
-    parse_layers = [[trees[k] for k in keep] for trees in votes.valid_parse_trees]
+    parse_layers = [votes.as_voted([trees[k] for k in keep], keep) for trees in votes.valid_parse_trees]
     each = [agreement(t, consensus) for t in parse_layers]
     best = max(range(len(each)), key=each.__getitem__)
     check = StudentCheck(
-        student=agreement(model_trees(load_model(out), sentences, span_parsers=True), consensus),
+        student=agreement(votes.as_voted(model_trees(load_model(out), sentences, span_parsers=True), keep), consensus),
         teachers=sum(each) / len(each),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0,
         best_teacher=Path(votes.teacher_names[best]).name, best_teacher_agreement=each[best])
     if check.student < check.teachers and teachers:
-        ship_the_better(out, teachers, sentences, consensus, check, log, votes.split)
+        ship_the_better(out, teachers, sentences, consensus, check, log, votes.split,
+                        lambda trees: votes.as_voted(trees, keep))
     record_check(out, check)
     return check
 
@@ -87,10 +88,10 @@ def consensus_path(out: Path) -> Path:
 
 
 def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check: StudentCheck, log,
-                    split: str | None = None) -> None:
+                    split: str | None = None, as_voted=lambda trees: trees) -> None:
     """The consensus parser beside the student; the one that agrees more with the consensus goes to `out`, the
     other stays beside it (OUT.student.onlstm or OUT.consensus.onlstm). `split`: the rule the votes' trees were
-    built with, where the recipe chose it."""
+    built with, where the recipe chose it; `as_voted`: its trees as the votes held theirs (Votes.as_voted)."""
     from onlstm_cli.config import EnsembleConfig
     from onlstm_cli.ensemble import make_ensemble
     parser_path = consensus_path(out)
@@ -103,7 +104,7 @@ def ship_the_better(out: Path, teachers: list[Path], sentences, consensus, check
     except OnlstmError as e:  # teachers that cannot be one file (other vocabularies): the student stays
         log(f"recipe: no consensus parser to compare the student with ({e})")
         return
-    check.consensus_parser = agreement(model_trees(parser, sentences), consensus)
+    check.consensus_parser = agreement(as_voted(model_trees(parser, sentences)), consensus)
     if check.consensus_parser > check.student:
         check.shipped = "consensus parser"
         os.replace(out, student_path(out))

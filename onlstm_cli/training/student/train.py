@@ -186,7 +186,9 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         # after the checks: the parse takes a while, at most half the time left where a budget is short
         left = clock.budget_left()
         deadline = None if left is None or resume is not None else parse_started + left / 2
-        data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences)
+        # the student's trees are cut at marks when it parses (its host's rule): so are the trees it learns
+        data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences,
+                        cut_at_marks=host.cuts_at_marks())
         progress.sentences = len(data.ids)  # a resumed run's batches index these: it parses the same ones
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, clock, log,
                    {"teacher": voting_names(teachers, data), "corpus": str(corpus), "valid": str(valid),

@@ -17,10 +17,10 @@ from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_
 from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
-from onlstm_cli.text.corpus import read_as_trained
+from onlstm_cli.text.corpus import read_as_trained_with_pieces
 from onlstm_cli.training.student.direction import (NO_DIRECTION, WordOrder, chance_agreement,
                                                     direction_free_trees, word_order)
-from onlstm_cli.trees import build_tree, tree_spans
+from onlstm_cli.trees import build_tree, spans_cut_at_marks, tree_spans
 
 
 def teacher_spans(teachers: list[LoadedModel], sentences: list[list[str]], batch_size: int = 64,
@@ -199,24 +199,37 @@ class Votes:
     collapsed: list = field(default_factory=list)  # the teachers left out of the vote (Collapsed)
     teacher_names: list = field(default_factory=list)  # the voting teachers' names, as valid_parse_trees orders them
     lexical: float | None = None   # auto's: how far their trees are word frequency's (direction.lexical_agreement)
+    # where the votes were cut at marks, each validation sentence's piece levels: a tree compared with them is cut too
+    valid_pieces: list = field(default_factory=list)
+
+    def as_voted(self, trees: list[set], keep: list[int]) -> list[set]:
+        """Trees of the validation sentences `keep` as the votes hold theirs: cut at marks where the votes were."""
+        if not self.valid_pieces:
+            return trees
+        return [spans_cut_at_marks(t, self.valid_pieces[k]) for t, k in zip(trees, keep)]
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
-             deadline: float | None = None, limit: int | None = None, voter_spans: bool = True) -> Votes:
+             deadline: float | None = None, limit: int | None = None, voter_spans: bool = True,
+             cut_at_marks: bool = False) -> Votes:
     """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
     model file the student is written into; default: the first teacher's). `teachers`: Teachers
     (induction/teachers.py), or loaded model files, each made the teacher `train` says. `deadline`
     (time.time()): the training text is parsed until then (at least its first PARSE_CHUNK sentences), the
     votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
     run's, as its first run parsed them). Without `voter_spans` the training sentences' spans are the teachers'
-    alone (parse-focusing's: a grammar may take the branching voter's one tree whole); the voter is still read."""
+    alone (parse-focusing's: a grammar may take the branching voter's one tree whole); the voter is still read.
+    With `cut_at_marks` each voter's tree of a sentence is cut at the marks its line had (trees.spans_cut_at_marks)
+    before the votes are counted, as `parse` cuts the student's: the student, which reads no mark, learns from the
+    words where the pieces split (docs/experiments/pcfg.md); what is read from the trees (the lean, the weights,
+    the agreement) is read from the uncut ones."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or next((t.host for t in teachers if t.host is not None), None)
     if host is None:
         raise TrainingError("no teacher is a language model: give `host`, the file whose reading the votes follow")
     vocab = host.vocab  # the texts are read as the host's training text was (punctuation where it kept it)
-    sentences = [s for s in read_as_trained(corpus, host) if len(s) <= train.max_len][:limit]
-    valid_sentences = [s for s in read_as_trained(valid, host) if len(s) <= train.max_len]
+    sentences, pieces = short_enough(*read_as_trained_with_pieces(corpus, host), train.max_len, limit)
+    valid_sentences, valid_pieces = short_enough(*read_as_trained_with_pieces(valid, host), train.max_len)
     say_teachers(teachers, sentences, valid_sentences, log)
     if not sentences or not valid_sentences:
         raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
@@ -252,6 +265,10 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
+    if cut_at_marks:
+        train_trees = [[spans_cut_at_marks(t, levels) for t, levels in zip(voter, pieces)] for voter in train_trees]
+        valid_trees = [[spans_cut_at_marks(t, levels) for t, levels in zip(voter, valid_pieces)]
+                       for voter in valid_trees]
     spans = vote(train_trees, lengths, *((right, left) if voter_spans else (0.0, 0.0)), weights)
     valid_spans = vote(valid_trees, valid_lengths, right, left, weights)
     if train.targets == "tree":
@@ -259,7 +276,14 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
-                 collapsed, [t.name for t in teachers], order.lexical if order is not None else None)
+                 collapsed, [t.name for t in teachers], order.lexical if order is not None else None,
+                 valid_pieces if cut_at_marks else [])
+
+
+def short_enough(sentences: list, pieces: list, max_len: int, limit: int | None = None) -> tuple[list, list]:
+    """The sentences of at most `max_len` words (the first `limit` of them), with their piece levels."""
+    kept = [k for k, s in enumerate(sentences) if len(s) <= max_len][:limit]
+    return [sentences[k] for k in kept], [pieces[k] for k in kept]
 
 
 def voter_weights(weighting: str, teachers: list, voters_of: list, mutual: list[float] | None, lengths: list[int],
