@@ -7,8 +7,8 @@ distance marks the boundary before it. Sentences are batched (padding at the end
 change a left-to-right model's earlier steps); on CPU with the C cell, each batch is packed longest first,
 and batches run side by side, one per torch thread (`batches_side_by_side`). Tokens the model has no
 vocabulary for and that are only punctuation marks are not fed to it (a symbol is, as an unknown word); they are
-put back into the tree next to their neighbours, so the tree always has every token the user gave. Control characters (NUL, ESC, …) in a
-line are read as spaces.
+put back into the tree next to their neighbours, so the tree always has every token the user gave. Control
+characters (NUL, ESC, …) in a line are read as spaces.
 """
 from __future__ import annotations
 

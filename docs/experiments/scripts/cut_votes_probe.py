@@ -2,7 +2,9 @@
 voter's tree of a training or validation sentence cut at the punctuation marks its line had (as `parse` cuts a tree:
 text.marks.piece_levels, trees.punctuation_first) before the votes are counted. The sentences are read as the
 recipe reads them, without the marks, so the student never sees a mark: it learns where the pieces split from the
-words alone. Nothing in onlstm_cli is changed; the patch lives in this process only.
+words alone. Nothing in onlstm_cli is changed; the patch lives in this process only. It ran against the code
+before the change it led to (commit 654daf1, votes_of's cut_at_marks), which cuts the votes itself: run it from a
+checkout of 34502b9.
 
     CUT=1 python docs/experiments/scripts/cut_votes_probe.py train CORPUS --valid VALID --teacher … -o OUT
 

@@ -219,10 +219,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     votes being those of the sentences parsed; `limit`: the first `limit` training sentences only (a resumed
     run's, as its first run parsed them). Without `voter_spans` the training sentences' spans are the teachers'
     alone (parse-focusing's: a grammar may take the branching voter's one tree whole); the voter is still read.
-    With `cut_at_marks` each voter's tree of a sentence is cut at the marks its line had (trees.spans_cut_at_marks)
-    before the votes are counted, as `parse` cuts the student's: the student, which reads no mark, learns from the
-    words where the pieces split (docs/experiments/pcfg.md); what is read from the trees (the lean, the weights,
-    the agreement) is read from the uncut ones."""
+    With `cut_at_marks` each voter's tree is cut at the marks its line had before the votes are counted (cut_each);
+    the lean, the weights and the agreement are read from the uncut trees."""
     teachers = [as_teacher(t, train.teacher_layers, train.extra_layers, train.span_parser_teachers) for t in teachers]
     host = host or next((t.host for t in teachers if t.host is not None), None)
     if host is None:
@@ -231,8 +229,6 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     sentences, pieces = short_enough(*read_as_trained_with_pieces(corpus, host), train.max_len, limit)
     valid_sentences, valid_pieces = short_enough(*read_as_trained_with_pieces(valid, host), train.max_len)
     say_teachers(teachers, sentences, valid_sentences, log)
-    if not sentences or not valid_sentences:
-        raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
     valid_lengths = [len(s) for s in valid_sentences]
     free_trees = direction_free_trees(teachers, valid_sentences)
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
@@ -251,13 +247,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
                    else [t.voter_trees(valid_sentences) for t in teachers])
     weighing = [t.weighing for t in teachers]
     parse_layers = [own[at] for own, at in zip(valid_trees, weighing)]  # each teacher's parse layer's trees
-    agreement = mutual = None
-    if len(teachers) > 1:  # the seed_agreement of docs/experiments/english.md, on the validation text: a free sign of an odd run
-        mutual = mutual_agreement(parse_layers)
-        agreement = [round(100 * a, 2) for a in mutual]
-        log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
-            + (", their parse layers" if any(len(own) > 1 for own in valid_trees) else "") + "): "
-            + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+    agreement, mutual = teachers_agreement(teachers, parse_layers, valid_trees, log)
     right, left = train.right_branching, 0.0
     if right == AUTO:
         right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log)
@@ -266,9 +256,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     valid_trees = [trees for own in valid_trees for trees in own]
     lengths = [len(s) for s in sentences]
     if cut_at_marks:
-        train_trees = [[spans_cut_at_marks(t, levels) for t, levels in zip(voter, pieces)] for voter in train_trees]
-        valid_trees = [[spans_cut_at_marks(t, levels) for t, levels in zip(voter, valid_pieces)]
-                       for voter in valid_trees]
+        train_trees, valid_trees = cut_each(train_trees, pieces), cut_each(valid_trees, valid_pieces)
     spans = vote(train_trees, lengths, *((right, left) if voter_spans else (0.0, 0.0)), weights)
     valid_spans = vote(valid_trees, valid_lengths, right, left, weights)
     if train.targets == "tree":
@@ -284,6 +272,26 @@ def short_enough(sentences: list, pieces: list, max_len: int, limit: int | None 
     """The sentences of at most `max_len` words (the first `limit` of them), with their piece levels."""
     kept = [k for k, s in enumerate(sentences) if len(s) <= max_len][:limit]
     return [sentences[k] for k in kept], [pieces[k] for k in kept]
+
+
+def cut_each(voters: list, pieces: list) -> list:
+    """Each voter's trees cut at the marks of their lines (trees.spans_cut_at_marks), as `parse` cuts the student's:
+    the student, which reads no mark, learns from the words where the pieces split (docs/experiments/pcfg.md)."""
+    return [[spans_cut_at_marks(tree, levels) for tree, levels in zip(trees, pieces)] for trees in voters]
+
+
+def teachers_agreement(teachers: list, parse_layers: list, voters_of: list, log) -> tuple:
+    """(each teacher's agreement with the others in %, rounded, and as metrics.mutual_agreement gives it), logged;
+    (None, None) with one teacher. The seed_agreement of docs/experiments/english.md, on the validation text: a
+    free sign of an odd run."""
+    if len(teachers) < 2:
+        return None, None
+    mutual = mutual_agreement(parse_layers)
+    agreement = [round(100 * a, 2) for a in mutual]
+    log("the teachers' agreement (mean sentence F1 of each one's trees against the others', validation text"
+        + (", their parse layers" if any(len(own) > 1 for own in voters_of) else "") + "): "
+        + ", ".join(f"{Path(t.name).name} {a:.2f}" for t, a in zip(teachers, agreement)))
+    return agreement, mutual
 
 
 def voter_weights(weighting: str, teachers: list, voters_of: list, mutual: list[float] | None, lengths: list[int],
@@ -321,7 +329,7 @@ def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | Non
 
 def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) -> None:
     """What the votes' log says first: a teacher that cannot read the text, who parses how much, and the layers
-    each votes with."""
+    each votes with; a TrainingError where either text has no sentence to parse."""
     for teacher in teachers:  # a Chinese teacher on English text trains without a complaint otherwise
         message = teacher.coverage_warning(sentences[:2000])
         if message:
@@ -334,6 +342,8 @@ def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) ->
         log("each teacher votes with the trees of its layers " + ", ".join(
             f"{Path(t.name).name} {'+'.join(map(str, t.layers))}" for t in teachers if t.layers)
             + (f"; {', '.join(others)} with {'their' if len(others) > 1 else 'its'} own trees" if others else ""))
+    if not sentences or not valid_sentences:
+        raise TrainingError("no sentence to learn from in the corpus or in --valid (empty, or every line too long)")
 
 
 PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at the clock

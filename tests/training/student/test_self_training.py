@@ -80,22 +80,27 @@ def student_path(tiny_model_path, tiny_corpus, tmp_path_factory):
 
 
 def test_the_student_learns_the_teachers_trees(student_path, tiny_model_path, tiny_corpus):
-    """Trained on the teacher's trees, the student agrees with them on the validation text far more than
-    right-branching trees do."""
-    from onlstm_cli.text.corpus import read_corpus
+    """Trained on the teacher's trees (cut at the marks of each line, as the votes hold them), the student's trees
+    of the validation text, as `parse` gives them (cut at the same marks), agree with them far more than
+    right-branching trees cut the same way do."""
+    from onlstm_cli.text.corpus import read_as_trained_with_pieces
     from onlstm_cli.evaluation.metrics import sentence_f1
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.distances import sentence_distances
+    from onlstm_cli.trees import spans_cut_at_marks
     teacher, student = load_model(tiny_model_path), load_model(student_path)
-    sentences = read_corpus(tiny_corpus["valid"], teacher.tokenizer)
-    wanted = [build_tree(d, s, teacher.split) for d, s in zip(sentence_distances(teacher, sentences), sentences)]
+    sentences, pieces = read_as_trained_with_pieces(tiny_corpus["valid"], teacher)
+    assert any(any(levels) for levels in pieces)  # the commas of the validation text cut
+    wanted = [spans_cut_at_marks(tree_spans(build_tree(d, s, teacher.split)), levels)
+              for d, s, levels in zip(sentence_distances(teacher, sentences), sentences, pieces)]
     got = [build_tree(d, s, "symmetric") for d, s in zip(sentence_distances(student, sentences), sentences)]
     right = [build_tree(list(range(len(s), 0, -1)), s, "paper") for s in sentences]
 
     def agreement(trees):
-        return sum(sentence_f1(tree_spans(t), tree_spans(w)) for t, w in zip(trees, wanted)) / len(wanted)
+        return sum(sentence_f1(spans_cut_at_marks(tree_spans(t), levels), w)
+                   for t, w, levels in zip(trees, wanted, pieces)) / len(wanted)
     assert agreement(got) > agreement(right) + 0.1
-    assert agreement(got) > 0.8
+    assert agreement(got) > 0.7  # right-branching trees cut the same way: about 0.2
 
 
 def test_a_self_trained_file_parses_with_its_span_parser_and_keeps_its_language_model(student_path, runner):
