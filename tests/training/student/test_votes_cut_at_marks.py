@@ -57,3 +57,18 @@ def test_the_votes_cut_at_the_marks_of_each_line_keep_no_span_across_a_mark(tiny
         crossing += any(i < comma < j for i, j in before)
     assert crossing > 0  # the uncut votes had spans across it
     assert cut.valid_pieces and not uncut.valid_pieces and cut.valid_parse_trees == uncut.valid_parse_trees
+
+
+def test_a_student_whose_host_cuts_at_marks_learns_votes_cut_at_them(tiny_loaded, tiny_model_path, tiny_corpus,
+                                                                    tmp_path):
+    """self_train cuts the votes where its host file cuts its trees at marks (every file `train` writes now)."""
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.student.train import self_train
+    host = load_model(tiny_model_path)
+    assert host.cuts_at_marks()
+    result = self_train(tiny_corpus["train"], tmp_path / "s.onlstm", host, tiny_corpus["valid"],
+                        SpanParserConfig(vocab_size=len(host.vocab), emb_size=8, hidden_size=8, mlp_size=8),
+                        SelfTrainConfig(epochs=1), log=lambda line: None)
+    _, pieces = read_as_trained_with_pieces(tiny_corpus["valid"], host)
+    assert result.votes.valid_pieces == pieces and any(any(levels) for levels in pieces)
