@@ -22,9 +22,9 @@ SPLIT_RULES = ("paper", "symmetric")
 # and a pair of them encloses one (text.marks.piece_levels), split before any other word;
 # "ignore": the paper's protocol, the model's distances alone.
 PUNCTUATION_RULES = ("boundaries", "ignore")
-# What `evaluate` also scores: "remove", the model fed the gold words alone, its punctuation dropped before it
-# reads them (the literature's protocol for a model trained on punctuation: `parse --pretokenized` over the kept
-# words), where "ignore" feeds it the marks it knows and drops them from its tree.
+# What `evaluate` also scores: "remove", the literature's protocol as issue 52 words it, the gold words alone parsed
+# as `parse --pretokenized` parses them (no mark, a multiword token as its words), where "ignore" feeds the model
+# the tokens as the text shows them, marks it knows included, and drops the marks from its tree.
 SCORING_PUNCTUATION = (*PUNCTUATION_RULES, "remove")
 
 # The most words a sentence may have to be parsed (parse answers a longer line with a message; evaluate refuses

@@ -65,8 +65,9 @@ def check_student(out: Path, teachers: list[Path] | None, votes: Votes, log) -> 
     parse_layers = [votes.as_voted([trees[k] for k in keep], keep) for trees in votes.valid_parse_trees]
     each = [agreement(t, consensus) for t in parse_layers]
     best = max(range(len(each)), key=each.__getitem__)
+    student = votes.as_voted(model_trees(load_model(out), sentences, span_parsers=True), keep)  # as `parse` cuts
     check = StudentCheck(
-        student=agreement(votes.as_voted(model_trees(load_model(out), sentences, span_parsers=True), keep), consensus),
+        student=agreement(student, consensus),
         teachers=sum(each) / len(each),
         mutual=100 * sum(mutual_agreement(parse_layers)) / len(parse_layers) if len(parse_layers) > 1 else 100.0,
         best_teacher=Path(votes.teacher_names[best]).name, best_teacher_agreement=each[best])
