@@ -32,7 +32,7 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
                           "boundaries" if marks else punctuation or "ignore")
     lm_rows = language_models_name(loaded)
     if punctuation == "remove":
-        return fields, *words_alone(sentences, path, cache, layer if not by_span_parser else None, split,
+        return fields, *words_alone(sentences, path, loaded, cache, layer if not by_span_parser else None, split,
                                     all_layers, lm_rows)
     # The text as the model was trained on it, and as `parse` feeds it: punctuation only where it knows it.
     readings = [s.as_read(lambda token: loaded.tokenizer.normalize(token) in loaded.vocab) for s in sentences]
@@ -69,12 +69,12 @@ def score_model(sentences: list, model: str | None, layer: int | None = None, sp
     return fields, systems, shown
 
 
-def words_alone(sentences: list, path, cache: ModelCache, layer: int | None, split: str | None, all_layers: bool,
-                lm_rows: str) -> tuple[dict, tuple]:
+def words_alone(sentences: list, path, loaded, cache: ModelCache, layer: int | None, split: str | None,
+                all_layers: bool, lm_rows: str) -> tuple[dict, tuple]:
     """score_model's rows and shown trees for "remove", the literature's protocol: each gold sentence's kept words
     alone, parsed as `parse --pretokenized` parses them (its own rule for a mark among them, a symbol it does not
-    know attached after), so the figure is the one a user gets that way. `layer` None: the file's own parser."""
-    loaded = cache.get(path)
+    know attached after), so the figure is the one a user gets that way. `loaded`: the file at `path`, which `cache`
+    holds; `layer` None: the file's own parser."""
     # a word holding a space (rare in a treebank) stays one token
     lines = [" ".join("".join("_" if ch.isspace() else ch for ch in w) for w in s.words) for s in sentences]
 

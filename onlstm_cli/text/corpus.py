@@ -76,18 +76,21 @@ def read_as_trained(path: str | Path, loaded, reverse: bool = False) -> list[lis
 
 def read_as_trained_with_pieces(path: str | Path, loaded) -> tuple[list[list[str]], list[list[int]]]:
     """read_as_trained's sentences, and for each the piece levels of its tokens (text.marks.piece_levels: how early
-    `parse` cuts a tree of it before each), from the marks its line had, those the reading dropped included. A
-    character model's units are not cut (no levels)."""
-    sentences = read_as_trained(path, loaded)
-    pretokenized, keep_punct = trained_reading(loaded)
+    `parse` cuts a tree of it before each), from the marks its line had, those the reading dropped included: one
+    pass over the text. A character model's units are not cut (no levels)."""
     if loaded.tokenizer.characters:
+        sentences = read_as_trained(path, loaded)
         return sentences, [[0] * len(s) for s in sentences]
     from onlstm_cli.text.marks import levels_among, piece_levels
-    levels = []
+    pretokenized, keep_punct = trained_reading(loaded)
+    sentences, levels = [], []
     for tokens in iter_sentences(path, loaded.tokenizer, pretokenized, keep_punct=True):
         kept = [k for k, token in enumerate(tokens) if keep_punct or not is_punctuation(token)]
-        if kept:
+        if kept:  # the tokens read_as_trained keeps (iter_sentences' own filter)
+            sentences.append([tokens[k] for k in kept])
             levels.append(levels_among(piece_levels(tokens), kept))
+    if not sentences:
+        raise no_sentences(path, loaded.tokenizer, pretokenized, keep_punct)
     return sentences, levels
 
 
