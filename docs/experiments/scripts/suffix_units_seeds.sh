@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# pcfg.md, "A small text's PCFG that reads a rare word by its ending", the seeds check: arms UW and UU (unfocused;
+# whole words / rare words by their ending) with seeds 1112 and 1113, as suffix_units_arms.sh trains them
+. /work/main/.venv/bin/activate; cd /work/main
+T=runs/tr1h-cut; O=runs/suffix-units; G=../shared/data/ud-tr-imst/tr_imst-ud-dev.conllu
+probe="python docs/experiments/scripts/suffix_units_probe.py"
+arm() { # NAME SEED RUNNER…
+  local name=$1 seed=$2; shift 2
+  "$@" train $T/tr.recipe-train.txt --valid $T/tr.recipe-valid.txt --family pcfg --seed $seed --threads 1 \
+    --time-budget 8m -o $O/$name.onlstm > $O/$name.log 2>&1
+}
+arm UW-1112 1112 onlstm & arm UU-1112 1112 $probe & wait
+arm UW-1113 1113 onlstm & arm UU-1113 1113 $probe & wait
+docs/experiments/scripts/eval_files.sh $G $O/UW-1112.onlstm $O/UW-1113.onlstm >> $O/eval.txt 2>&1
+for f in UU-1112 UU-1113; do
+  for p in cut ignore remove; do
+    opt=""; [ $p != cut ] && opt="--punctuation $p"
+    $probe evaluate --gold $G -m $O/$f.onlstm $opt --json > $O/$f.onlstm.$p.json 2> $O/$f.onlstm.$p.err
+  done
+  python - $O/$f.onlstm >> $O/eval.txt <<'PY'
+import json,sys
+f=sys.argv[1]; out=[]
+for p in ("cut","ignore","remove"):
+    s=json.load(open(f"{f}.{p}.json"))["systems"]
+    k=next(iter(s)); out.append(f"{s[k]['sentence_f1']:.2f}")
+print(f"{f}: {' / '.join(out)} ({k})")
+PY
+done
+echo SEEDSDONE >> $O/eval.txt
