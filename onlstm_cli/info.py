@@ -130,7 +130,7 @@ def shown_path(path, not_found=()) -> str:
 
 def model_sizes(loaded) -> dict:
     if loaded.model is None:  # a span parser alone (a student no language model hosted)
-        return {"vocabulary": len(loaded.vocab), "reads": loaded.pcfg.config.read_by() if loaded.pcfg else ""}
+        return {"vocabulary": len(loaded.vocab), **({"reads": loaded.pcfg.config.read_by()} if loaded.pcfg else {})}
     config = loaded.config
     return {"parameters": sum(p.numel() for p in loaded.model.parameters()), "layers": config.n_layers,
             "embedding": config.emb_size, "hidden": config.hidden_size, "chunk": config.chunk_size,
