@@ -11,7 +11,11 @@ DEFAULT_MIN_FREQ = 1       # words seen fewer times become <unk>
 DEFAULT_UNITS = "words"    # what a model reads words by: words, ngrams, or auto (text/units.py's rule); words by
                            # measurement: n-grams did not lift Turkish trees (docs/experiments/units.md)
 DEFAULT_UNIT_BUCKETS = 8192  # rows of hashed character n-grams in an n-gram model
-UNIT_CHOICES = ("auto", "words", "ngrams")
+LM_UNIT_CHOICES = ("auto", "words", "ngrams")  # what a language model reads words by
+PCFG_UNIT_CHOICES = ("words", "endings")       # what a PCFG reads words by (PcfgConfig.endings)
+UNIT_CHOICES = LM_UNIT_CHOICES + ("endings",)  # --units, for either
+ENDING_CHARS = 3           # a PCFG's --units endings: a rare word's last 3 characters (docs/experiments/pcfg.md)
+MAX_ENDING_CHARS = 8       # the longest ending a PCFG file may declare
 STUDENT_UNIT_CHOICES = ("auto", "host", "ngrams")  # what a span parser reads words by (SelfTrainConfig.units)
 LR_SCHEDULES = ("constant", "cosine", "plateau")
 # the master input gate: the paper's 1 − cumax, or the seed's reverse cumsum (lm/cell.py, fast/)
@@ -173,14 +177,22 @@ class PcfgConfig:
     preterminals: int = 60   # N-PCFG's
     rank: int = 64           # of the binary rules' decomposition
     symbol_size: int = 128   # the symbols' and ranks' embeddings, and the MLPs' width
+    endings: int = 0         # a word seen once is read by its last `endings` characters (text/vocab.py); 0: words
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def read_by(self) -> str:
+        """How it reads its words where not whole, as the training's start line and `info` say it."""
+        return f", words seen once read by their last {self.endings} characters" if self.endings else ""
 
     def check(self) -> "PcfgConfig":
         for name in ("nonterminals", "preterminals", "rank", "symbol_size"):
             if getattr(self, name) < 1:
                 raise TrainingError(f"--{name.replace('_', '-')} must be at least 1")
+        if not 0 <= self.endings <= MAX_ENDING_CHARS:
+            raise TrainingError(f"a PCFG reads a rare word by its last 1 to {MAX_ENDING_CHARS} characters, "
+                                f"not {self.endings}")
         return self
 
 

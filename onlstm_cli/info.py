@@ -130,7 +130,7 @@ def shown_path(path, not_found=()) -> str:
 
 def model_sizes(loaded) -> dict:
     if loaded.model is None:  # a span parser alone (a student no language model hosted)
-        return {"vocabulary": len(loaded.vocab)}
+        return {"vocabulary": len(loaded.vocab), **({"reads": loaded.pcfg.config.read_by()} if loaded.pcfg else {})}
     config = loaded.config
     return {"parameters": sum(p.numel() for p in loaded.model.parameters()), "layers": config.n_layers,
             "embedding": config.emb_size, "hidden": config.hidden_size, "chunk": config.chunk_size,
@@ -236,7 +236,7 @@ def model_rows(report: dict) -> list[tuple[str, str]]:
         c = report["pcfg"]["config"]
         return [language, ("sizes", f"a neural PCFG, {report['pcfg']['parameters'] / 1e6:.2f} M parameters: "
                                     f"{c['nonterminals']} nonterminals, {c['preterminals']} preterminals, binary "
-                                    f"rules of rank {c['rank']}; vocabulary {sizes['vocabulary']:,} words"),
+                                    f"rules of rank {c['rank']}; vocabulary {sizes['vocabulary']:,} words{sizes['reads']}"),
                 ("parsing", "its MBR trees (the largest sum of span marginals); -f json gives each sentence's "
                             "log-likelihood" + ("; cut at punctuation marks first"
                                                 if report.get("punctuation") == "boundaries" else ""))] \

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from onlstm_cli.config import PcfgConfig
+from onlstm_cli.config import MAX_ENDING_CHARS, PcfgConfig
 from onlstm_cli.errors import ModelFileError
 from onlstm_cli.model_meta import check_declared_sizes, check_vocab
 from onlstm_cli.model_archive import FORMAT_VERSION, MODEL_FORMAT, LoadedModel, check_reading_fields, stored_weights
@@ -40,8 +40,12 @@ def pcfg_from_archive(archive: dict, path: str = "") -> LoadedModel:
                          SIZE_FIELDS)
     check_vocab(archive.get("vocab"), section["config"]["vocab_size"], where)
     check_reading_fields(archive, where)
+    endings = section["config"].get("endings", 0)  # (files written before it read whole words)
+    if not isinstance(endings, int) or isinstance(endings, bool) or not 0 <= endings <= MAX_ENDING_CHARS:
+        raise ModelFileError(f"{where} is damaged: it reads a rare word by its last {str(endings)[:40]!r} characters, "
+                             f"not 0 to {MAX_ENDING_CHARS}")
     try:
-        vocab, tokenizer = Vocabulary(archive["vocab"][2:]), Tokenizer(**archive["tokenizer"])
+        vocab, tokenizer = Vocabulary(archive["vocab"][2:], endings), Tokenizer(**archive["tokenizer"])
         pcfg = NeuralPCFG(PcfgConfig(**section["config"]))
         pcfg.load_state_dict({k: v.float() for k, v in section["state_dict"].items()})
     except (TypeError, ValueError, RuntimeError) as e:

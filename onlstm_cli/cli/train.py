@@ -14,8 +14,8 @@ from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DE
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
                                     LeanFrom, StudentUnits, TeacherWeights, Units, VoteTargets, command_of,
                                     duration_text, given_budget, parse_duration, unitless_warning)
-from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, RecipeConfig, SelfTrainConfig,
-                               TrainConfig)
+from onlstm_cli.config import (DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, DEFAULT_UNITS, ENDING_CHARS, LM_UNIT_CHOICES,
+                               PCFG_UNIT_CHOICES, RecipeConfig, SelfTrainConfig, TrainConfig)
 from onlstm_cli.errors import UserError
 from onlstm_cli.training.command import (FirstLine, check_run_files, holding, run_reporter, self_train_summary,
                                          validation_note)
@@ -36,7 +36,7 @@ class TrainOptions:
     characters: bool = typer.Option(False, "--characters", help="Read CJK words a character at a time (no unknown words whatever the segmentation; a word's distance is its first character's). Stored in the model file.")
     max_vocab: int = typer.Option(DEFAULT_MAX_VOCAB, "--max-vocab", help="Largest vocabulary, <unk> and <eos> included.")
     min_freq: int = typer.Option(DEFAULT_MIN_FREQ, "--min-freq", help="Words seen fewer times become <unk>.")
-    units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the language models read words by (the span parser: --student-units): words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md).")
+    units: Units = typer.Option(Units(DEFAULT_UNITS), "--units", help="What the language models read words by (the span parser: --student-units): words; ngrams (each word also by its character n-grams, so that no word is unknown; --max-vocab words keep their own row); auto: ngrams where 5% or more of the corpus's tokens are words seen once. On Turkish, n-grams did not lift the trees (docs/experiments/units.md). With --family pcfg: words, or endings (a word seen once, or not seen, read by its last 3 characters, so that a rare word's case suffix is read; docs/experiments/pcfg.md).")
     family: Family = typer.Option(Family.onlstm, "--family", help="What to train: onlstm, an ON-LSTM language model; pcfg, a neural PCFG (low-rank rules, trained on the sentences' likelihood; it parses with its MBR trees, and -f json gives each sentence's log-likelihood). With pcfg the options that apply are --out, --valid, --resume, the reading of the text (--lang, --tokenizer, --pretokenized, --keep-punct, --max-vocab, --min-freq), --nonterminals, --preterminals, --rank, --max-len, --patience, --epochs, --lr, --batch-size, --clip, --seed, --time-budget, --device, --threads and --checkpoint-every.")
     nonterminals: int = typer.Option(PCFG_DEFAULTS["nonterminals"], "--nonterminals", help="With --family pcfg: its nonterminal symbols.")
     preterminals: int = typer.Option(PCFG_DEFAULTS["preterminals"], "--preterminals", help="With --family pcfg: its preterminal symbols (each emits one word).")
@@ -183,8 +183,11 @@ def check_mode(o: TrainOptions) -> None:
                         "(--seeds K --families onlstm,pcfg)")
     if o.families is not None and seeds == 1:
         raise UserError("--families names the families of a recipe's teachers: give --seeds K (K ≥ 2)")
-    if o.family == Family.pcfg and o.units.value != DEFAULT_UNITS:
-        raise UserError("--units is for a language model: a PCFG reads whole words")
+    if o.family == Family.pcfg and o.units.value not in PCFG_UNIT_CHOICES:
+        raise UserError(f"a PCFG reads words by {' or '.join(PCFG_UNIT_CHOICES)}, not --units {o.units.value}")
+    if o.family != Family.pcfg and o.units.value not in LM_UNIT_CHOICES:
+        raise UserError(f"--units {o.units.value} is for a PCFG (--family pcfg); a language model reads words by "
+                        f"{', '.join(LM_UNIT_CHOICES)}")
 
 
 def language_models(o: TrainOptions, budget: Budget, notes: list):
@@ -249,8 +252,10 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
     train = PcfgTrainConfig(**o.given("epochs", "batch_size", "lr", "clip"), time_budget=budget.seconds,
                             max_len=o.max_len, patience=o.patience, seed=o.seed, device=o.device, threads=o.threads,
                             checkpoint_every=parse_duration(o.checkpoint_every, "--checkpoint-every"))
-    options = dict(config=dict(nonterminals=o.nonterminals, preterminals=o.preterminals, rank=o.rank), train=train,
-                   valid=o.valid, max_vocab=o.max_vocab, min_freq=o.min_freq, resume=o.resume, budget=budget)
+    endings = ENDING_CHARS if o.units.value == "endings" else 0
+    options = dict(config=dict(nonterminals=o.nonterminals, preterminals=o.preterminals, rank=o.rank, endings=endings),
+                   train=train, valid=o.valid, max_vocab=o.max_vocab, min_freq=o.min_freq, resume=o.resume,
+                   budget=budget)
     with run_reporter(log) as reporter:
         if o.teacher:  # parse-focusing: the teachers vote as a span parser's do; the text is read as they read it
             from onlstm_cli.induction.models import ModelCache, resolve_model

@@ -10,7 +10,7 @@ import torch
 
 from onlstm_cli.text.corpus import (LONG_TOKEN, TokenColumns, batchify, corpus_token_file, count_words,
                                     iter_sentences, rank_columns, read_corpus, token_stream, unspaced_share)
-from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, UNIT_CHOICES
+from onlstm_cli.config import DEFAULT_UNIT_BUCKETS, DEFAULT_UNITS, LM_UNIT_CHOICES, UNIT_CHOICES
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.training.run.distributed import Group
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
@@ -62,8 +62,9 @@ def make_plan(corpus, resume, model_config, tokenizer, lang, pretokenized, keep_
             reporter.message(f"{unspaced:.0%} of the corpus's letters are in tokens of {LONG_TOKEN} "
                              "characters or more: is it written without spaces between words (Thai, Khmer, "
                              "Burmese …)? Each such run is read as one word; put a space between the words first")
-        if units not in UNIT_CHOICES:
-            raise TrainingError(f"unknown --units {units!r}; choose from {', '.join(UNIT_CHOICES)}")
+        if units not in LM_UNIT_CHOICES:
+            raise TrainingError(f"a language model reads words by {', '.join(LM_UNIT_CHOICES)}, not --units {units!r}"
+                                + (" (a PCFG's: --family pcfg)" if units in UNIT_CHOICES else ""))
         ngrams = units == "ngrams" or (units == "auto" and reads_ngrams(counts, max_vocab))
         vocab = Vocabulary.build(counts, MAX_INPUT_TYPES if ngrams else max_vocab, min_freq)
         read_by = dict(word_rows=min(len(vocab), max_vocab or len(vocab)), unit_buckets=unit_buckets) if ngrams else {}

@@ -67,26 +67,29 @@ class Focus:
     host: object
 
 
-def focused_text(votes, max_vocab: int | None, min_freq: int, vocab: Vocabulary | None = None) -> Text:
+def focused_text(votes, max_vocab: int | None, min_freq: int, vocab: Vocabulary | None = None,
+                 endings: int = 0) -> Text:
     """The votes' sentences (votes_of: read as the teachers' host reads them, at most max_len words) as a PCFG's text,
-    each training sentence with the spans of its votes."""
+    each training sentence with the spans of its votes; its words read by their `endings` where rare
+    (text/vocab.py)."""
     kept = [k for k, words in enumerate(votes.sentences) if len(words) >= 2]
     if not kept:
         raise TrainingError("the teachers' text has no line of two words or more for a PCFG to learn from")
     sentences = [votes.sentences[k] for k in kept]
-    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq)
+    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq, endings)
     return Text(vocab, [vocab.encode(s) for s in sentences],
                 [vocab.encode(s) for s in votes.valid_sentences if len(s) >= 2], 0,
                 len(votes.sentences) - len(kept), [set(votes.spans[k]) for k in kept])
 
 
 def read_text(corpus, valid, tokenizer: Tokenizer, pretokenized: bool, keep_punct: bool, max_vocab: int | None,
-              min_freq: int, max_len: int, vocab: Vocabulary | None = None) -> Text:
-    """The corpus (and validation text) as ids, under a vocabulary of the corpus (or `vocab`, a resumed run's)."""
+              min_freq: int, max_len: int, vocab: Vocabulary | None = None, endings: int = 0) -> Text:
+    """The corpus (and validation text) as ids, under a vocabulary of the corpus (or `vocab`, a resumed run's) that
+    reads rare words by their `endings` (text/vocab.py; 0: whole words)."""
     sentences = list(iter_sentences(corpus, tokenizer, pretokenized, keep_punct))
     if not sentences:
         raise no_sentences(corpus, tokenizer, pretokenized, keep_punct)
-    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq)
+    vocab = vocab or Vocabulary.build(Counter(w for s in sentences for w in s), max_vocab, min_freq, endings)
     kept = [vocab.encode(s) for s in sentences if 2 <= len(s) <= max_len]
     if not kept:
         raise TrainingError(f"{corpus} has no line of 2 to {max_len} words for a PCFG to learn from")
@@ -152,11 +155,12 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
         state = None if resume is None else read_archive(resume, CHECKPOINT_FORMAT).get("pcfg_training")
         if resume is not None and state is None:
             raise TrainingError(f"{resume} is not a PCFG's checkpoint (train --family pcfg writes those)")
-        resumed_vocab = None if state is None else Vocabulary(state["vocab"][2:])
+        endings = (config or {}).get("endings", 0)
+        resumed_vocab = None if state is None else Vocabulary(state["vocab"][2:], endings)
         if focus:
-            return focused_text(focus.votes, max_vocab, min_freq, resumed_vocab), state
+            return focused_text(focus.votes, max_vocab, min_freq, resumed_vocab, endings), state
         return read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
-                         resumed_vocab), state
+                         resumed_vocab, endings), state
 
     with process_group(resolve_device(train.device)) as (group, device):
         if focus and group.world_size > 1:
@@ -238,7 +242,7 @@ def start_line(model: NeuralPCFG, text: Text, train: PcfgTrainConfig, tokens: in
                  f"batch {group.world_size * train.batch_size} sentences" if group.world_size > 1 else "")
     return (f"a PCFG of {c.nonterminals} nonterminals, {c.preterminals} preterminals, rank {c.rank} "
             f"({sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters) on {len(text.train):,} sentences "
-            f"({tokens:,} words, vocabulary {len(text.vocab):,}){focused}{skipped}{processes}{where}")
+            f"({tokens:,} words, vocabulary {len(text.vocab):,}{c.read_by()}){focused}{skipped}{processes}{where}")
 
 
 def resumed(state: dict, identity: dict, path, model: NeuralPCFG, optimizer, rng: random.Random) -> Progress:

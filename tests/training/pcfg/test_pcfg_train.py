@@ -139,7 +139,7 @@ def test_the_families_options_are_checked_in_one_line(runner, tmp_path, tiny_cor
     one_error_line(run(runner, ["train", corpus, "--seeds", "2", "--families", "onlstm,cky", "-o",
                                 tmp_path / "c.onlstm"]), "no model family cky")
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--units", "ngrams", "-o",
-                                tmp_path / "d.onlstm"]), "whole words")
+                                tmp_path / "d.onlstm"]), "words or endings")
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--patience", "-1", "-o",
                                 tmp_path / "e.onlstm"]), "--patience must be at least 0")
     assert not any(tmp_path.iterdir())  # nothing written
