@@ -40,10 +40,10 @@ def pcfg_from_archive(archive: dict, path: str = "") -> LoadedModel:
                          SIZE_FIELDS)
     check_vocab(archive.get("vocab"), section["config"]["vocab_size"], where)
     check_reading_fields(archive, where)
-    endings = section["config"].get("endings", 0)  # (files written before it read whole words)
-    if not isinstance(endings, int) or isinstance(endings, bool) or not 0 <= endings <= MAX_ENDING_CHARS:
-        raise ModelFileError(f"{where} is damaged: it reads a rare word by its last {str(endings)[:40]!r} characters, "
-                             f"not 0 to {MAX_ENDING_CHARS}")
+    endings = section["config"].get("endings", 0)  # an int (check_fields); 0 in files written before it
+    if not 0 <= endings <= MAX_ENDING_CHARS:
+        raise ModelFileError(f"{where} is damaged: it reads a rare word by its last {endings} characters, not 0 to "
+                             f"{MAX_ENDING_CHARS}")
     try:
         vocab, tokenizer = Vocabulary(archive["vocab"][2:], endings), Tokenizer(**archive["tokenizer"])
         pcfg = NeuralPCFG(PcfgConfig(**section["config"]))

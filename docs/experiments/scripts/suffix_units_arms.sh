@@ -17,18 +17,5 @@ probe="python docs/experiments/scripts/suffix_units_probe.py"
 arm FW 1 onlstm & arm FU 1 $probe & wait
 arm UW 0 onlstm & arm UU 0 $probe & wait
 docs/experiments/scripts/eval_files.sh $G $O/FW.onlstm $O/UW.onlstm > $O/eval.txt 2>&1
-for f in FU UU; do  # the ending units must be read at parse time too
-  for p in cut ignore remove; do
-    opt=""; [ $p != cut ] && opt="--punctuation $p"
-    $probe evaluate --gold $G -m $O/$f.onlstm $opt --json > $O/$f.onlstm.$p.json 2> $O/$f.onlstm.$p.err
-  done
-  python - $O/$f.onlstm >> $O/eval.txt <<'PY'
-import json,sys
-f=sys.argv[1]; out=[]
-for p in ("cut","ignore","remove"):
-    s=json.load(open(f"{f}.{p}.json"))["systems"]
-    k=next(iter(s)); out.append(f"{s[k]['sentence_f1']:.2f}")
-print(f"{f}: {' / '.join(out)} ({k})")
-PY
-done
+ONLSTM="$probe" docs/experiments/scripts/eval_files.sh $G $O/FU.onlstm $O/UU.onlstm >> $O/eval.txt 2>&1  # read by their endings
 echo ALLDONE >> $O/eval.txt

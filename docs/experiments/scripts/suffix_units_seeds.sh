@@ -12,18 +12,5 @@ arm() { # NAME SEED RUNNER…
 arm UW-1112 1112 onlstm & arm UU-1112 1112 $probe & wait
 arm UW-1113 1113 onlstm & arm UU-1113 1113 $probe & wait
 docs/experiments/scripts/eval_files.sh $G $O/UW-1112.onlstm $O/UW-1113.onlstm >> $O/eval.txt 2>&1
-for f in UU-1112 UU-1113; do
-  for p in cut ignore remove; do
-    opt=""; [ $p != cut ] && opt="--punctuation $p"
-    $probe evaluate --gold $G -m $O/$f.onlstm $opt --json > $O/$f.onlstm.$p.json 2> $O/$f.onlstm.$p.err
-  done
-  python - $O/$f.onlstm >> $O/eval.txt <<'PY'
-import json,sys
-f=sys.argv[1]; out=[]
-for p in ("cut","ignore","remove"):
-    s=json.load(open(f"{f}.{p}.json"))["systems"]
-    k=next(iter(s)); out.append(f"{s[k]['sentence_f1']:.2f}")
-print(f"{f}: {' / '.join(out)} ({k})")
-PY
-done
+ONLSTM="$probe" docs/experiments/scripts/eval_files.sh $G $O/UU-1112.onlstm $O/UU-1113.onlstm >> $O/eval.txt 2>&1  # read by their endings
 echo SEEDSDONE >> $O/eval.txt
