@@ -329,6 +329,10 @@ class RecipeConfig:
     focus_pcfgs: bool = True       # with ON-LSTMs among the families, the PCFGs train after them, each on the likelihood
                                    # of the trees the ON-LSTMs' votes propose (parse-focusing): unfocused, a PCFG
                                    # falls to a branching rule by seed (docs/experiments/pcfg.md)
+    more_pcfgs: bool = False       # with focused PCFGs: while stage 1 has time left once they end (on a small text
+                                   # they stop early), K unfocused PCFGs reading rare words by their endings, then K more
+                                   # focused ones, train in it, in the rounds that fit. Off: on the one-hour Turkish
+                                   # recipe the student gained less than its rule asked (docs/experiments/pcfg.md)
 
     def check(self) -> "RecipeConfig":
         """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from onlstm_cli.config import ENDING_CHARS
 from onlstm_cli.training.run.clock import Budget
 
 
@@ -54,6 +55,7 @@ class ModelFamily:
     health_key = "health"  # the record's key for the figure
     ensembles = False      # whether its voting models can be one ensemble file (the student check's consensus parser)
     focuses_on = None      # a family whose models, where the recipe has them, it trains after and is focused by
+    trains_after = None    # a family whose models, where the recipe has them, it trains after (focused or not)
 
     def __init__(self, run):
         pass
@@ -144,7 +146,8 @@ class PcfgFamily(ModelFamily):
     name = kind = "pcfg"
     health = "validation perplexity"
     health_key = "valid_ppl"
-    focuses_on = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
+    focuses_on = trains_after = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
+    reads: dict = {}  # its PcfgConfig sizes beside the PCFG's defaults
 
     @classmethod
     def model_words(cls) -> str:
@@ -173,8 +176,8 @@ class PcfgFamily(ModelFamily):
             result = train_focused_pcfg(job.corpus, job.out, teachers, job.valid, self.votes, config,
                                         job.budget, job.resume, reporter, **reading)
         else:
-            result = train_pcfg(job.corpus, job.out, None, config, valid=job.valid, resume=job.resume,
-                                reporter=reporter, budget=job.budget, **reading)
+            result = train_pcfg(job.corpus, job.out, dict(self.reads) or None, config, valid=job.valid,
+                                resume=job.resume, reporter=reporter, budget=job.budget, **reading)
         return TeacherRun(result.interrupted, result.stop_signal, result.best_valid_ppl, result.epochs_done,
                           result.seconds, result.stopped_early)
 
@@ -184,5 +187,20 @@ class PcfgFamily(ModelFamily):
         return PcfgTeacher(load_model(path))
 
 
+class PcfgEndingsFamily(PcfgFamily):
+    """Unfocused PCFGs that read a word seen once by its ending (`train --family pcfg --units endings`): the
+    recipe's more PCFGs on a small text (RecipeConfig.more_pcfgs), where a PCFG focused by nothing else reading
+    whole words falls to right-branching trees and one reading endings does not (docs/experiments/pcfg.md). They
+    wait for the language models only to leave them the cores."""
+    name = "pcfg-endings"
+    focuses_on = None
+    reads = {"endings": ENDING_CHARS}
+
+    @classmethod
+    def model_words(cls) -> str:
+        return "PCFG reading endings"
+
+
 # name → family: what RecipeConfig.families offers and the recipe's record names
-FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily, "pcfg": PcfgFamily}
+FAMILIES: dict[str, type[ModelFamily]] = {"onlstm": OnlstmFamily, "pcfg": PcfgFamily,
+                                          "pcfg-endings": PcfgEndingsFamily}

@@ -84,8 +84,9 @@ class StageProgress:
     """The recipe's own line every `every` seconds while its language models train side by side, where each
     process's lines say only how its own model goes: the stage, the seeds training, the time left."""
 
-    def __init__(self, clock: StagePlan, state, every: float, log):
+    def __init__(self, clock: StagePlan, state, every: float, log, total: int, models: str = "language models"):
         self.clock, self.state, self.every, self.log = clock, state, every, log
+        self.total, self.models = total, models  # the stage's models, the more PCFGs included, and their word
         self.started = self.last = time.monotonic()
 
     def tick(self, training: list, waiting: int) -> None:
@@ -96,7 +97,7 @@ class StageProgress:
         self.last = now
         seeds = (f"seed{'s' if len(training) > 1 else ''} {', '.join(str(job.seed) for job in training)}"
                  if all(job.family.name == "onlstm" for job in training) else ", ".join(j.label for j in training))
-        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.clock.teachers} language models done, "
+        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.total} {self.models} done, "
                 f"training {seeds}"
                 + (f", {waiting} waiting" if waiting else "")
                 + f"; {(now - self.started) / 60:.1f} min in this stage")

@@ -49,7 +49,7 @@ from onlstm_cli.training.recipe.families_auto import auto_families, corpus_words
 from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state,
                                                recorded_families, rounded, state_path)
 from onlstm_cli.training.recipe.budget import StagePlan
-from onlstm_cli.training.recipe.stages import TeacherStage
+from onlstm_cli.training.recipe.stages import TeacherStage, more_pcfgs
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
                                               voters_by_family, voting_teachers, weight_text)
 from onlstm_cli.training.run.files import check_destination, checkpoint_path
@@ -106,11 +106,18 @@ class RecipeRun:
 
     def __post_init__(self):
         self.budget = self.budget or Budget(self.train_config.time_budget)
-        self.families = [FAMILIES[name](self) for name in self.recipe.families]
+        more = [name for name, _ in more_pcfgs(self.recipe, self.seeds()) if name not in self.recipe.families]
+        self.families = [FAMILIES[name](self) for name in dict.fromkeys([*self.recipe.families, *more])]
         self.clock = StagePlan(self.budget, self.recipe.lm_share, self.teacher_count(), self.slots())
 
     def teacher_count(self) -> int:
+        """The teachers the stage's plan counts: K of each family; the more PCFGs (stages.more_pcfgs) fill the time
+        the focused ones leave."""
         return len(self.recipe.families) * self.recipe.seeds
+
+    def recipe_families(self) -> list:
+        """The families RecipeConfig.families names (self.families adds the more PCFGs' where they train)."""
+        return [f for f in self.families if f.name in self.recipe.families]
 
     def family_of(self, teacher: dict):
         """The family of a teacher in the record (an ON-LSTM where the record predates families)."""
@@ -325,6 +332,8 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         self_train = replace(self_train, lean_from="trees")
     if "focus_pcfgs" not in options["recipe"]:  # recorded while PCFGs trained beside the ON-LSTMs, unfocused
         recipe = replace(recipe, focus_pcfgs=False)
+    if "more_pcfgs" not in options["recipe"]:  # recorded while the recipe trained K PCFGs, however fast they ended
+        recipe = replace(recipe, more_pcfgs=False)
     return recipe, self_train
 
 
@@ -406,8 +415,9 @@ def teacher_files(out: Path, recipe: RecipeConfig, seeds: list[int]) -> list[tup
     unknown = [name for name in recipe.families if name not in FAMILIES]
     if unknown:
         raise TrainingError(f"no model family {', '.join(unknown)}: the families are {', '.join(FAMILIES)}")
+    teachers = [(name, seed) for name in recipe.families for seed in seeds] + more_pcfgs(recipe, seeds)
     return [(f"the {FAMILIES[name].model_words()} of seed {seed}", FAMILIES[name].path(out, seed))
-            for name in recipe.families for seed in seeds]
+            for name, seed in teachers]
 
 
 @contextlib.contextmanager

@@ -15,6 +15,16 @@ from onlstm_cli.training.recipe.record import rounded
 from onlstm_cli.training.recipe.voters import voters_by_family
 
 
+def more_pcfgs(recipe, seeds: list[int]) -> list[tuple[str, int]]:
+    """RecipeConfig.more_pcfgs: the (family, seed) of the PCFGs that may train in the time the focused ones leave,
+    in the order they start: K reading endings (seeds S…S+K−1, where the families do not already name them), then
+    K more focused ones (seeds S+K…S+2K−1). None where no PCFG is focused."""
+    if not (recipe.more_pcfgs and recipe.focus_pcfgs and {"onlstm", "pcfg"} <= set(recipe.families)):
+        return []
+    endings = [] if "pcfg-endings" in recipe.families else [("pcfg-endings", seed) for seed in seeds]
+    return endings + [("pcfg", seeds[-1] + k) for k in range(1, len(seeds) + 1)]
+
+
 def teacher_name(job: TeacherJob) -> str:
     """How the log names a teacher: "language model 2 of 4 (seed 1112)", another family's by its name."""
     return f"{model_word(job)} {job.number} of {job.total} (seed {job.seed})"
@@ -28,40 +38,82 @@ class TeacherStage:
 
     def pending(self) -> list[TeacherJob]:
         """The teachers not yet in the record, in order: family by family, seed by seed (budgets set as they start)."""
+        planned = [(family, seed) for family in self.run.recipe.families for seed in self.run.seeds()]
+        return self.jobs(planned, len(planned) + len(more_pcfgs(self.run.recipe, self.run.seeds())))
+
+    def jobs(self, teachers: list[tuple[str, int]], total: int, first: int = 1) -> list[TeacherJob]:
+        """The jobs of `teachers` ((family, seed), numbered from `first` of `total`) not yet in the record."""
         done = {(t.get("family", "onlstm"), t["seed"]) for t in self.state.teachers}
-        everything = [(family, seed) for family in self.run.families for seed in self.run.seeds()]
+        families = {f.name: f for f in self.run.families}
         jobs = []
-        for number, (family, seed) in enumerate(everything, 1):
-            if (family.name, seed) not in done:
+        for number, (name, seed) in enumerate(teachers, first):
+            if (name, seed) not in done:
+                family = families[name]
                 out = family.path(self.run.out, seed)
                 ckpt = checkpoint_path(out)
                 jobs.append(TeacherJob(family, seed, number, self.run.corpus, self.run.valid, out, None,
-                                       ckpt if ckpt.exists() else None, total=len(everything)))
+                                       ckpt if ckpt.exists() else None, total=total))
         return jobs
 
     def train(self) -> int:
-        """Trains what is left of the stage; the signal that stopped it, else 0. A family focused by another's models
-        (RecipeConfig.focus_pcfgs: the PCFGs by the ON-LSTMs) trains once those have ended, on their votes."""
+        """Trains what is left of the stage; the signal that stopped it, else 0. A family that waits for another's
+        models (RecipeConfig.focus_pcfgs: the PCFGs for the ON-LSTMs) trains once those have ended, those it is
+        focused by on their votes; then, where the stage has time left, more PCFGs (`train_more`)."""
         pending = self.pending()
-        later = [job for job in pending if self.focused(job.family)]
-        first = [job for job in pending if not self.focused(job.family)]
+        later = [job for job in pending if self.waits(job.family)]
+        first = [job for job in pending if not self.waits(job.family)]
         stop = self.train_round(first, side_by_side.waves(len(later), self.run.slots()))
-        if stop or not later:
+        if stop:
             return stop
-        family = later[0].family
-        by = next(f for f in self.run.families if f.name == family.focuses_on)
-        focus = self.focus_files(by)
-        for job in later:
-            job.focus = focus
-        self.run.log(f"recipe: the {family.model_words()}s train on the trees that the votes of {len(focus)} "
-                     f"{by.model_words()}s propose (parse-focusing)" if focus else
-                     f"recipe: no {by.model_words()} votes, so the {family.model_words()}s train on the text alone")
-        return self.train_round(later)
+        if later:
+            self.focus(later)
+            stop = self.train_round(later)
+        return stop or self.train_more()
 
-    def focused(self, family) -> bool:
-        """Whether `family`'s models wait for those of the family they focus on, and train on their votes."""
-        return bool(self.run.recipe.focus_pcfgs and family.focuses_on
-                    and any(f.name == family.focuses_on for f in self.run.families))
+    def waits(self, family) -> bool:
+        """Whether `family`'s models wait for those of the family they train after (and are focused by)."""
+        return bool(self.run.recipe.focus_pcfgs and family.trains_after
+                    and any(f.name == family.trains_after for f in self.run.recipe_families()))
+
+    def focus(self, jobs: list[TeacherJob]) -> None:
+        """Each job's focus (ModelFamily.focuses_on): the files of the voting models of the family it is focused by."""
+        focused = [job for job in jobs if job.family.focuses_on]
+        if not focused:
+            return
+        family = focused[0].family
+        by = next(f for f in self.run.families if f.name == family.focuses_on)
+        files = self.focus_files(by)
+        for job in focused:
+            job.focus = files
+        self.run.log(f"recipe: the {family.model_words()}s train on the trees that the votes of {len(files)} "
+                     f"{by.model_words()}s propose (parse-focusing)" if files else
+                     f"recipe: no {by.model_words()} votes, so the {family.model_words()}s train on the text alone")
+
+    def train_more(self) -> int:
+        """RecipeConfig.more_pcfgs: the PCFGs that train in the time stage 1 has left once the focused ones have
+        ended, in as many rounds as fit, a round only where the time left is at least the longest any focused PCFG
+        took (a small text's PCFG stops early, in about that time); the signal that stopped them, else 0."""
+        more = more_pcfgs(self.run.recipe, self.run.seeds())
+        if not more or self.state.span_parser is not None:  # a recipe whose span parser has trained keeps its votes
+            return 0
+        planned = len(self.run.recipe.families) * len(self.run.seeds())
+        pending = self.jobs(more, planned + len(more), planned + 1)
+        took = [t["seconds"] for t in self.state.teachers if t.get("family") == "pcfg" and t.get("focused_on")]
+        left = self.run.clock.stage_one_left(self.state)
+        if not pending or not took:
+            return 0
+        slots = self.run.slots()
+        rounds = len(pending) if left is None else int(left // max(took))
+        pending = pending[:rounds * slots]
+        if not pending:
+            self.run.log(f"recipe: stage 1 has {left / 60:.1f} min left, less than a focused PCFG took "
+                         f"({max(took) / 60:.1f} min): no more PCFGs")
+            return 0
+        self.run.log(f"recipe: {len(pending)} more PCFGs in the time stage 1 has left"
+                     + (f" ({left / 60:.1f} min; a focused PCFG took at most {max(took) / 60:.1f})" if left else "")
+                     + ": unfocused ones reading endings, then more focused ones")
+        self.focus(pending)
+        return self.train_round(pending)
 
     def focus_files(self, by) -> tuple:
         """The files of the recorded models of family `by` that vote (a failed run left out): what focuses the
@@ -120,7 +172,8 @@ class TeacherStage:
         run.log(f"recipe: stage 1 of 2, {len(pending)} {models_text(pending)}, {slots} at a time side by side "
                 f"({threads} thread{'s' if threads > 1 else ''} each); {run.clock.eta_text(self.state, pending[0].number)}")
         failures = []
-        progress = StageProgress(run.clock, self.state, run.recipe.progress_every, run.log)
+        progress = StageProgress(run.clock, self.state, run.recipe.progress_every, run.log,
+                                 pending[0].total, run.models_word())
 
         def started(job):
             run.log(f"recipe: {teacher_name(job)} → {job.out}{', resumed from its checkpoint' if job.resume else ''}; "
