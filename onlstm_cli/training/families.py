@@ -147,7 +147,7 @@ class PcfgFamily(ModelFamily):
     health = "validation perplexity"
     health_key = "valid_ppl"
     focuses_on = trains_after = "onlstm"  # parse-focusing needs a language model to read the text as its teachers do
-    reads: dict = {}  # its PcfgConfig sizes beside the PCFG's defaults
+    reads: dict = {}  # PcfgConfig fields its PCFGs set beyond the defaults (what they read words by)
 
     @classmethod
     def model_words(cls) -> str:

@@ -109,9 +109,12 @@ class TeacherStage:
             self.run.log(f"recipe: stage 1 has {left / 60:.1f} min left, less than a focused PCFG took "
                          f"({max(took) / 60:.1f} min): no more PCFGs")
             return 0
+        kinds = [f"{sum(job.family.name == name for job in pending)} {what}"
+                 for name, what in (("pcfg-endings", "unfocused reading endings"), ("pcfg", "focused"))
+                 if any(job.family.name == name for job in pending)]
         self.run.log(f"recipe: {len(pending)} more PCFGs in the time stage 1 has left"
                      + (f" ({left / 60:.1f} min; a focused PCFG took at most {max(took) / 60:.1f})" if left else "")
-                     + ": unfocused ones reading endings, then more focused ones")
+                     + f": {', then '.join(kinds)}")
         self.focus(pending)
         return self.train_round(pending)
 

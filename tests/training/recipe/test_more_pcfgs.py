@@ -79,11 +79,13 @@ def test_the_more_pcfgs_train_in_the_rounds_the_time_left_fits(tmp_path):
     assert [job.number for job in jobs] == [5, 6, 7, 8] and {job.total for job in jobs} == {8}
     assert [bool(job.focus) for job in jobs] == [False, False, True, True]  # the more focused ones: on the votes
     assert jobs[2].focus == (tmp_path / "r.lm-seed1111.onlstm", tmp_path / "r.lm-seed1112.onlstm")
-    assert any("4 more PCFGs in the time stage 1 has left" in line for line in said), said
+    assert any("4 more PCFGs in the time stage 1 has left" in line
+               and line.endswith(": 2 unfocused reading endings, then 2 focused") for line in said), said
 
     stage, rounds, said = stage_with(tmp_path, left=150.0, took=100.0)  # one round fits: the ending PCFGs
     stage.train()
     assert [(job.family.name, job.seed) for job in rounds[0]] == [("pcfg-endings", 1111), ("pcfg-endings", 1112)]
+    assert said[-1].endswith(": 2 unfocused reading endings"), said
 
 
 def test_no_more_pcfgs_where_no_round_fits_or_the_span_parser_has_trained(tmp_path):
