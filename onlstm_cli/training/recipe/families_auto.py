@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from onlstm_cli.config import AUTO
 from onlstm_cli.text.tokenizers import has_cjk
 from onlstm_cli.training.recipe.files import utf8_lines
 

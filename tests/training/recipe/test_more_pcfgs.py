@@ -4,13 +4,10 @@ they vote as the others do, and a recipe recorded before the option goes on with
 from __future__ import annotations
 
 import json
-import sys
 from types import SimpleNamespace
 
-import pytest
-
 from conftest import write_corpus
-from test_pcfg_family import tiny_two_family_recipe
+from test_pcfg_family import recipes_the_command_line_makes, tiny_two_family_recipe
 
 from onlstm_cli.config import ENDING_CHARS, RecipeConfig, SelfTrainConfig
 from onlstm_cli.info import info_text, model_info
@@ -123,14 +120,5 @@ def test_an_older_record_goes_on_without_more_pcfgs():
 
 
 def test_the_command_line_turns_more_pcfgs_off_and_on(tmp_path, monkeypatch):
-    import onlstm_cli.training.recipe.runner as recipe_module
-    from onlstm_cli.cli.commands import main
-    corpus = write_corpus(tmp_path / "corpus.txt", 30, seed=7)
-    seen = []
-    monkeypatch.setattr(recipe_module, "run_recipe", lambda *args, **kwargs: seen.append(kwargs["recipe"]) or sys.exit(0))
-    for extra in ([], ["--no-more-pcfgs"], ["--more-pcfgs"]):
-        monkeypatch.setattr(sys, "argv", ["onlstm", "train", str(corpus), "--seeds", "2", "--families", "onlstm,pcfg",
-                                          "--out", str(tmp_path / "r.onlstm"), *extra])
-        with pytest.raises(SystemExit):
-            main()
+    seen = recipes_the_command_line_makes(tmp_path, monkeypatch, [[], ["--no-more-pcfgs"], ["--more-pcfgs"]])
     assert [r.more_pcfgs for r in seen] == [RecipeConfig().more_pcfgs, False, True]

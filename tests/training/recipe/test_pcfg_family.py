@@ -98,17 +98,23 @@ def test_the_focused_round_gets_the_rounds_after_the_language_models():
     assert [round(end - now) for end in sequential] == [50, 100, 150]
 
 
-def test_the_command_line_turns_the_focus_off_and_on(tmp_path, monkeypatch):
-    """`--no-focus-pcfgs` reaches the recipe's RecipeConfig; without it the default (RecipeConfig's) does."""
+def recipes_the_command_line_makes(tmp_path, monkeypatch, extras: list[list[str]]) -> list[RecipeConfig]:
+    """The RecipeConfig `train --seeds 2 --families onlstm,pcfg` hands the recipe with each of `extras` added."""
     import onlstm_cli.training.recipe.runner as recipe_module
     from onlstm_cli.cli.commands import main
     corpus = write_corpus(tmp_path / "corpus.txt", 30, seed=7)
     seen = []
     monkeypatch.setattr(recipe_module, "run_recipe", lambda *args, **kwargs: seen.append(kwargs["recipe"]) or sys.exit(0))
-    for extra in ([], ["--no-focus-pcfgs"], ["--focus-pcfgs"]):
+    for extra in extras:
         monkeypatch.setattr(sys, "argv", ["onlstm", "train", str(corpus), "--seeds", "2", "--families", "onlstm,pcfg",
                                           "--out", str(tmp_path / "r.onlstm"), *extra])
         with pytest.raises(SystemExit):
             main()
+    return seen
+
+
+def test_the_command_line_turns_the_focus_off_and_on(tmp_path, monkeypatch):
+    """`--no-focus-pcfgs` reaches the recipe's RecipeConfig; without it the default (RecipeConfig's) does."""
+    seen = recipes_the_command_line_makes(tmp_path, monkeypatch, [[], ["--no-focus-pcfgs"], ["--focus-pcfgs"]])
     assert [r.focus_pcfgs for r in seen] == [RecipeConfig().focus_pcfgs, False, True]
     assert all(r.families == ("onlstm", "pcfg") for r in seen)
