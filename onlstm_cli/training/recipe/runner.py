@@ -115,10 +115,6 @@ class RecipeRun:
         the focused ones leave."""
         return len(self.recipe.families) * self.recipe.seeds
 
-    def recipe_families(self) -> list:
-        """The families RecipeConfig.families names (self.families adds the more PCFGs' where they train)."""
-        return [f for f in self.families if f.name in self.recipe.families]
-
     def family_of(self, teacher: dict):
         """The family of a teacher in the record (an ON-LSTM where the record predates families)."""
         return next(f for f in self.families if f.name == teacher.get("family", "onlstm"))

@@ -73,7 +73,7 @@ class TeacherStage:
     def waits(self, family) -> bool:
         """Whether `family`'s models wait for those of the family they train after (and are focused by)."""
         return bool(self.run.recipe.focus_pcfgs and family.trains_after
-                    and any(f.name == family.trains_after for f in self.run.recipe_families()))
+                    and any(f.name == family.trains_after for f in self.run.families))
 
     def focus(self, jobs: list[TeacherJob]) -> None:
         """Each job's focus (ModelFamily.focuses_on): the files of the voting models of the family it is focused by."""
@@ -96,7 +96,7 @@ class TeacherStage:
         more = more_pcfgs(self.run.recipe, self.run.seeds())
         if not more or self.state.span_parser is not None:  # a recipe whose span parser has trained keeps its votes
             return 0
-        planned = len(self.run.recipe.families) * len(self.run.seeds())
+        planned = self.run.teacher_count()
         pending = self.jobs(more, planned + len(more), planned + 1)
         took = [t["seconds"] for t in self.state.teachers if t.get("family") == "pcfg" and t.get("focused_on")]
         left = self.run.clock.stage_one_left(self.state)

@@ -58,7 +58,7 @@ def stage_with(tmp_path, left, took, span_parser=None, slots=2):
                           clock=FakeClock(left), slots=lambda: slots, log=said.append, model_config={},
                           train_config=None, lm_options={}, self_train=None)
     run.families = [FAMILIES[name](run) for name in ("onlstm", "pcfg", "pcfg-endings")]
-    run.recipe_families = lambda: run.families[:2]
+    run.teacher_count = lambda: 4
     teachers = ([{"family": "onlstm", "seed": s, "path": f"r.lm-seed{s}.onlstm", "valid_ppl": 100.0} for s in (1111, 1112)]
                 + [{"family": "pcfg", "seed": s, "path": f"r.pcfg-seed{s}.onlstm", "valid_ppl": 500.0, "seconds": took,
                     "focused_on": ["r.lm-seed1111.onlstm"]} for s in (1111, 1112)])
