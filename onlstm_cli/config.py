@@ -263,7 +263,10 @@ class SelfTrainConfig:
                              # every other span 0 (the literature's students learn the averaged tree, docs/experiments/levers.md)
     max_branching_agreement: float = 90.0  # a teacher whose trees of the validation text agree more than this
                                            # (sentence F1, %) with right- or left-branching trees does not vote
-                                           # (votes.without_collapsed); 100: every teacher votes
+                                           # (left_out.without_collapsed); 100: every teacher votes
+    min_relative_agreement: float = 0.75  # a teacher whose mean agreement with the others' trees of the validation
+                                          # text is below this share of the teachers' median does not vote
+                                          # (left_out.without_far_apart); 0: every teacher votes
     lean_from: str = "word-order"  # where AUTO reads the direction: word-order, the part of the teachers' trees'
                                    # lean they lose when each sentence's words are shuffled (direction.WordOrder), none
                                    # where it has no sign; trees, the way their trees lean (weak Turkish teachers
@@ -285,6 +288,8 @@ class SelfTrainConfig:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive")
         if not 0 <= self.max_branching_agreement <= 100:
             raise TrainingError("--max-branching-agreement must be between 0 and 100")
+        if not 0 <= self.min_relative_agreement <= 1:
+            raise TrainingError("--min-relative-agreement must be between 0 and 1")
         if self.lean_from not in LEAN_FROM:
             raise TrainingError(f"--lean-from must be one of {', '.join(LEAN_FROM)}")
         if self.teacher_weights not in TEACHER_WEIGHTS:

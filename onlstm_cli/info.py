@@ -414,13 +414,18 @@ def teacher_text(teacher: dict) -> str:
     ppl = f"valid ppl {teacher.get('valid_ppl')}" if "valid_ppl" in teacher else f"health {teacher.get('health')}"
     health = ppl if family == "onlstm" else f"{family}, {ppl}"
     return (f"seed {teacher.get('seed')} ({health}, {count(teacher.get('epochs'), 'epoch')}"
-            + ("" if teacher.get("votes") is not False else no_vote_text(teacher.get("branching_rule"))) + ")")
+            + ("" if teacher.get("votes") is not False else no_vote_text(teacher)) + ")")
 
 
-def no_vote_text(rule) -> str:
-    """Why a recipe's teacher did not vote: its trees were a branching rule's (votes.Collapsed), else a failed run."""
+def no_vote_text(teacher: dict) -> str:
+    """Why a recipe's teacher did not vote: its trees were a branching rule's (left_out.Collapsed), or far from the
+    other teachers' (left_out.FarApart), else a failed run."""
+    rule, apart = teacher.get("branching_rule"), teacher.get("far_apart")
     if isinstance(rule, dict) and isinstance(rule.get("agreement"), (int, float)):
         return f"; no vote: its trees agree {rule['agreement']:.1f} with {rule.get('side')}-branching ones"
+    if isinstance(apart, dict) and all(isinstance(apart.get(k), (int, float)) for k in ("agreement", "line")):
+        return (f"; no vote: its trees agree {apart['agreement']:.1f} with the other teachers', below "
+                f"{apart['line']:.1f}")
     return "; no vote: a failed run"
 
 

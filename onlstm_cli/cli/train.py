@@ -77,6 +77,7 @@ class TrainOptions:
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone.")
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0.")
     max_branching_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["max_branching_agreement"], "--max-branching-agreement", help="With --teacher or --seeds: a teacher whose trees of the validation text agree more than this (sentence F1, %) with right- or left-branching trees does not vote: it learned that rule, not the text's structure (where every teacher did, all vote). 100 lets every teacher vote.")
+    min_relative_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["min_relative_agreement"], "--min-relative-agreement", help="With --teacher or --seeds: a teacher whose mean agreement with the other teachers' trees of the validation text (sentence F1) is below this share of the teachers' median does not vote: it learned little the others share (no gold tree is read; at least half of the teachers vote). 0 lets every teacher vote.")
     lean_from: LeanFrom = typer.Option(LeanFrom(SELF_TRAIN_DEFAULTS["lean_from"]), "--lean-from", help="With --right-branching auto: where the branching voter's direction is read. trees: the way the teachers' trees of the validation text lean; word-order: only the part of that lean their trees lose when each sentence's words are shuffled (a lean that stays is the models' own, not the text's), and no voter where it has no sign all teachers share, or where their trees are mostly word frequency's (they agree with the trees of each word's rarity 15 points or more above random trees').")
     teacher_weights: TeacherWeights = typer.Option(TeacherWeights(SELF_TRAIN_DEFAULTS["teacher_weights"]), "--teacher-weights", help="How much each teacher's trees weigh in the vote. equal: each 1; agreement: each its mean agreement with the other teachers on the validation text above the agreement of random trees (no gold tree read), the weights averaging 1.")
     student_units: StudentUnits = typer.Option(StudentUnits(SELF_TRAIN_DEFAULTS["units"]), "--student-units", help="With --teacher or --seeds: what the span parser reads words by. host: as its host language model (the first teacher) reads them; ngrams: each word also by its character n-grams, so that no word is unknown to the parser the file ships; auto: ngrams where 5% or more of the training text's tokens are words seen once (or beyond the host's vocabulary), else host.")
@@ -106,7 +107,8 @@ TRAIN_PANELS = {
     "PCFG (--family pcfg)": ("nonterminals", "preterminals", "rank", "max_len", "patience"),
     "Student (--teacher, and the recipe's span parser)": ("teacher", "right_branching", "second_round",
                                                           "teacher_layers", "targets", "student_units",
-                                                          "max_branching_agreement", "lean_from",
+                                                          "max_branching_agreement", "min_relative_agreement",
+                                                          "lean_from",
                                                           "teacher_weights"),
     "Text": ("lang", "tokenizer", "pretokenized", "keep_punct", "characters", "max_vocab", "min_freq", "units"),
 }
@@ -171,14 +173,17 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
     if o.max_branching_agreement != SELF_TRAIN_DEFAULTS["max_branching_agreement"] and seeds == 1 and not teacher:
         raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
+    if o.min_relative_agreement != SELF_TRAIN_DEFAULTS["min_relative_agreement"] and seeds == 1 and not teacher:
+        raise UserError("--min-relative-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.lean_from.value != SELF_TRAIN_DEFAULTS["lean_from"] and seeds == 1 and not teacher:
         raise UserError("--lean-from is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.teacher_weights.value != SELF_TRAIN_DEFAULTS["teacher_weights"] and seeds == 1 and not teacher:
         raise UserError("--teacher-weights is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
     if o.family == Family.pcfg and teacher and (o.second_round or o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
-                                               or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]):
-        raise UserError("--second-round, --targets and --student-units are for a span parser: a PCFG's --teacher "
-                        "files focus its likelihood on their trees")
+                                               or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]
+                                               or o.min_relative_agreement != SELF_TRAIN_DEFAULTS["min_relative_agreement"]):
+        raise UserError("--second-round, --targets, --student-units and --min-relative-agreement are for a span "
+                        "parser: a PCFG's --teacher files focus its likelihood on their trees")
     if o.family == Family.pcfg and seeds > 1:
         raise UserError("--family trains one model; a recipe names its teachers' families with --families "
                         "(--seeds K --families onlstm,pcfg)")
@@ -223,6 +228,7 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
                                 self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value,
                                                            max_branching_agreement=o.max_branching_agreement,
+                                                           min_relative_agreement=o.min_relative_agreement,
                                                            lean_from=o.lean_from.value,
                                                            teacher_weights=o.teacher_weights.value),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
@@ -306,7 +312,7 @@ def self_train_command(o: TrainOptions, budget: Budget, notes: list):
                              span_parser_teachers=o.second_round, targets=o.targets.value, units=o.student_units.value,
                              teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
                              max_branching_agreement=o.max_branching_agreement, lean_from=o.lean_from.value,
-                             teacher_weights=o.teacher_weights.value)
+                             min_relative_agreement=o.min_relative_agreement, teacher_weights=o.teacher_weights.value)
     use_threads(o.threads)
     cache = ModelCache("cpu")
     log = FirstLine(notes, err_line)

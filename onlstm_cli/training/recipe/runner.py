@@ -237,7 +237,7 @@ class RecipeRun:
                                  **({"split": result.votes.split} if result.votes and result.votes.split else {}),
                                  **({"lexical_agreement": result.votes.lexical}
                                     if result.votes and result.votes.lexical is not None else {})}
-            voting = self.without_branching_rules(voting, teachers, result.votes.collapsed if result.votes else [])
+            voting = self.without_left_out(voting, teachers, result.votes.left_out() if result.votes else [])
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         self.save(state, "span_parser")
@@ -245,20 +245,20 @@ class RecipeRun:
 
     def voters(self, state: RecipeState) -> tuple[list[dict], list[tuple]]:
         """The teachers that vote (by family, a failed run left out) and (teacher, family, median) for each left
-        out; a teacher the span parser's run left out as a branching rule is in neither: it is recorded so."""
+        out; a teacher the span parser's run left out (a branching rule, far apart) is in neither: it is recorded so."""
         voting, left_out = voters_by_family(state.teachers, self.recipe.max_ppl_ratio, self.families)
-        return [t for t in voting if "branching_rule" not in t], left_out
+        return [t for t in voting if "branching_rule" not in t and "far_apart" not in t], left_out
 
     @staticmethod
-    def without_branching_rules(voting: list[dict], loaded: list, collapsed: list) -> list[dict]:
-        """The record's voting teachers less those the votes left out as a branching rule (votes.Collapsed), each
-        of those recorded: it does not vote, and why."""
-        rules = {c.teacher: c for c in collapsed}
+    def without_left_out(voting: list[dict], loaded: list, left_out: list) -> list[dict]:
+        """The record's voting teachers less those the votes left out (Votes.left_out), each of those recorded: it
+        does not vote, and why."""
+        why = {c.teacher: c for c in left_out}
         for teacher, model in zip(list(voting), loaded):
-            rule = rules.get(model.name)
+            rule = why.get(model.name)
             if rule is not None:
                 teacher["votes"] = False
-                teacher["branching_rule"] = {"side": rule.side, "agreement": rule.agreement}
+                teacher.update(rule.record())
                 voting.remove(teacher)
         return voting
 
@@ -324,6 +324,8 @@ def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig
         recipe = replace(recipe, span_parser_until_budget=False)
     if "max_branching_agreement" not in options["span_parser"]:  # recorded while every teacher voted
         self_train = replace(self_train, max_branching_agreement=100.0)
+    if "min_relative_agreement" not in options["span_parser"]:  # recorded while teachers far apart voted
+        self_train = replace(self_train, min_relative_agreement=0.0)
     if "lean_from" not in options["span_parser"]:  # recorded while auto read the direction from the trees' lean
         self_train = replace(self_train, lean_from="trees")
     if "focus_pcfgs" not in options["recipe"]:  # recorded while PCFGs trained beside the ON-LSTMs, unfocused

@@ -33,10 +33,12 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
         raise TrainingError("a focused PCFG reads the text as its teachers' language model does: give an ON-LSTM "
                             "file among the --teacher files")
     # the branching voter is read (the split, the log) but its tree is not one the PCFG may take: on a text whose
-    # teachers were weak, every focused PCFG took it whole (docs/experiments/small-corpora.md)
-    votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len), log, deadline=deadline,
-                     limit=limit, voter_spans=False)
-    left_out = {c.teacher for c in votes.collapsed}
+    # teachers were weak, every focused PCFG took it whole (docs/experiments/small-corpora.md). Every teacher that
+    # is not a branching rule proposes trees: leaving out those far from the others was measured on a span
+    # parser's vote alone
+    votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len, min_relative_agreement=0.0), log,
+                     deadline=deadline, limit=limit, voter_spans=False)
+    left_out = {c.teacher for c in votes.left_out()}
     return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
 
 

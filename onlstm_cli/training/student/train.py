@@ -197,6 +197,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
                     "parse_seconds": round(time.time() - parse_started, 1),
                     **({"lexical_agreement": data.lexical} if data.lexical is not None else {}),
                     **({"collapsed_teachers": [asdict(c) for c in data.collapsed]} if data.collapsed else {}),
+                    **({"far_apart_teachers": [asdict(c) for c in data.far_apart]} if data.far_apart else {}),
                     **({"recipe": recipe} if recipe else {})},
                    host)
         return run.loop(signals)
@@ -236,8 +237,8 @@ def start_from(parser: SpanParser, vectors) -> None:
 
 
 def voting_names(teachers: list[Teacher], votes: Votes) -> list[str]:
-    """The teachers whose trees the votes hold: all but those left out as a branching rule (votes.Collapsed)."""
-    left_out = {c.teacher for c in votes.collapsed}
+    """The teachers whose trees the votes hold: all but those left out (Votes.left_out)."""
+    left_out = {c.teacher for c in votes.left_out()}
     return [t.name for t in teachers if t.name not in left_out]
 
 

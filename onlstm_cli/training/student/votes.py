@@ -13,9 +13,10 @@ import torch
 from onlstm_cli.config import AUTO, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_spans, mutual_agreement,
-                                          nearest_branching, right_branching_spans)
+                                          right_branching_spans)
 from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
+from onlstm_cli.training.student.left_out import without_collapsed, without_far_apart
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained_with_pieces
 from onlstm_cli.training.student.direction import (NO_DIRECTION, WordOrder, chance_agreement,
@@ -76,43 +77,6 @@ def consensus_targets(votes: list[dict], lengths: list[int], batch_size: int = 2
     """--targets tree: each sentence's consensus tree, 1 for its spans and 0 (absent) for every other."""
     return [dict.fromkeys(tree_spans(build_tree(height, list(range(n)), "symmetric")), 1.0)
             for height, n in zip(consensus_heights(votes, lengths, batch_size), lengths)]
-
-
-@dataclass
-class Collapsed:
-    """A teacher left out of the vote: its trees are nearly a branching rule's (without_collapsed)."""
-    teacher: str      # its name (a model file's path)
-    side: str         # "right" or "left"
-    agreement: float  # its trees' agreement with that side's branching trees of the validation text (%)
-
-    def __str__(self) -> str:
-        return (f"{Path(self.teacher).name} does not vote: its trees of the validation text agree "
-                f"{self.agreement:.1f} with {self.side}-branching trees, a rule it learned instead of the text's "
-                "structure (--max-branching-agreement 100 lets it vote)")
-
-
-def without_collapsed(teachers: list, free_trees: list, lengths: list[int], above: float,
-                      log) -> tuple[list, list, list[Collapsed]]:
-    """The teachers that vote, with their direction-free trees of the validation text, and those that do not: a
-    teacher whose trees agree more than `above` (%) with right- or left-branching trees has learned that rule, not
-    the text's structure (PCFGs on 28,000 Turkish words whose grammars fell to one branching direction,
-    docs/experiments/pcfg.md). Its vote would count a branching tree again, and with `auto` tip the lean toward
-    it. Where every teacher has, all vote, with a warning: there is nothing else to learn from."""
-    collapsed = []
-    for teacher, own in zip(teachers, free_trees):
-        side, value = nearest_branching(own[teacher.weighing], lengths)
-        if above < 100 and value > above:
-            collapsed.append(Collapsed(teacher.name, side, round(value, 1)))
-    if collapsed and len(collapsed) == len(teachers):
-        log("warning: every teacher's trees of the validation text are nearly branching trees ("
-            + ", ".join(f"{Path(c.teacher).name} {c.agreement:.1f} {c.side}" for c in collapsed)
-            + "): they all vote, and the span parser can learn little beyond that rule")
-        return teachers, free_trees, []
-    for c in collapsed:
-        log(str(c))
-    names = {c.teacher for c in collapsed}
-    kept = [k for k, teacher in enumerate(teachers) if teacher.name not in names]
-    return [teachers[k] for k in kept], [free_trees[k] for k in kept], collapsed
 
 
 MIN_TEACHER_WEIGHT = 0.01  # of a teacher that agrees with the others no more than random trees do, before scaling
@@ -196,7 +160,8 @@ class Votes:
     split: str | None = None       # the split rule the language models' trees were built with, where auto chose it
     # the training sentences (normalized words): a student of n-grams reads by them a word its vocabulary lacks
     sentences: list = field(default_factory=list)
-    collapsed: list = field(default_factory=list)  # the teachers left out of the vote (Collapsed)
+    collapsed: list = field(default_factory=list)  # the teachers left out of the vote as a branching rule (Collapsed)
+    far_apart: list = field(default_factory=list)  # those left out as far from the others' trees (FarApart)
     teacher_names: list = field(default_factory=list)  # the voting teachers' names, as valid_parse_trees orders them
     lexical: float | None = None   # auto's: how far their trees are word frequency's (direction.lexical_agreement)
     # where the votes were cut at marks, each validation sentence's piece levels: a tree compared with them is cut too
@@ -207,6 +172,10 @@ class Votes:
         if not self.valid_pieces:
             return trees
         return [spans_cut_at_marks(t, self.valid_pieces[k]) for t, k in zip(trees, keep)]
+
+    def left_out(self) -> list:
+        """The teachers that do not vote (left_out.Collapsed, left_out.FarApart)."""
+        return self.collapsed + self.far_apart
 
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
@@ -233,6 +202,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     free_trees = direction_free_trees(teachers, valid_sentences)
     teachers, free_trees, collapsed = without_collapsed(teachers, free_trees, valid_lengths,
                                                         train.max_branching_agreement, log)
+    teachers, free_trees, far_apart = without_far_apart(teachers, free_trees, train.min_relative_agreement, log)
     order = (word_order(teachers, free_trees, valid_sentences, valid_lengths, sentences)
              if train.right_branching == AUTO and len(teachers) > 1 else None)
     if order is not None:
@@ -264,7 +234,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
         spans, valid_spans = consensus_targets(spans, lengths), consensus_targets(valid_spans, valid_lengths)
     return Votes([vocab.encode(s) for s in sentences], spans, [vocab.encode(s) for s in valid_sentences],
                  valid_spans, vocab.eos_id, agreement, right, left, valid_sentences, parse_layers, split, sentences,
-                 collapsed, [t.name for t in teachers], order.lexical if order is not None else None,
+                 collapsed, far_apart, [t.name for t in teachers], order.lexical if order is not None else None,
                  valid_pieces if cut_at_marks else [])
 
 

@@ -1,4 +1,4 @@
-"""A teacher whose trees are a branching rule's does not vote (votes.without_collapsed): the votes, the log, the
+"""A teacher whose trees are a branching rule's does not vote (left_out.without_collapsed): the votes, the log, the
 recipe's record and `info` say so; --max-branching-agreement 100 and a recipe recorded before the rule let it."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from onlstm_cli.config import SelfTrainConfig
 from onlstm_cli.induction.teachers import TeacherBase
 from onlstm_cli.trees import build_tree, tree_spans
-from onlstm_cli.training.student.votes import (Collapsed, left_branching_spans, right_branching_spans, votes_of,
-                                               without_collapsed)
+from onlstm_cli.training.student.left_out import Collapsed, without_collapsed
+from onlstm_cli.training.student.votes import left_branching_spans, right_branching_spans, votes_of
 
 
 class ShapeTeacher(TeacherBase):
@@ -81,8 +81,8 @@ def test_the_recipe_records_a_teacher_left_out_and_info_says_why():
         def __init__(self, name):
             self.name = name
     record = [{"seed": 1111, "valid_ppl": 300.0, "epochs": 3}, {"seed": 1112, "valid_ppl": 310.0, "epochs": 3}]
-    voting = RecipeRun.without_branching_rules(list(record), [Loaded("a"), Loaded("b")],
-                                            [Collapsed("b", "left", 95.9)])
+    voting = RecipeRun.without_left_out(list(record), [Loaded("a"), Loaded("b")],
+                                     [Collapsed("b", "left", 95.9)])
     assert voting == record[:1]
     assert record[1]["votes"] is False and record[1]["branching_rule"] == {"side": "left", "agreement": 95.9}
     assert teacher_text(record[1]).endswith("; no vote: its trees agree 95.9 with left-branching ones)")
