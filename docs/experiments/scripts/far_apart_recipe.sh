@@ -14,7 +14,7 @@ copy_stage_one() {  # SOURCE DEST
     python3 - "$1/tr.onlstm.recipe.json" "$2/tr.onlstm.recipe.json" <<'PY'
 import json, sys
 record = json.load(open(sys.argv[1]))
-record.pop("span_parser")
+record["span_parser"] = None  # the stage not yet run, as an interrupted recipe records it
 record["stage_seconds"].pop("span_parser")
 record["options"]["span_parser"]["min_relative_agreement"] = 0.75
 json.dump(record, open(sys.argv[2], "w"), indent=1)
