@@ -264,9 +264,9 @@ class SelfTrainConfig:
     max_branching_agreement: float = 90.0  # a teacher whose trees of the validation text agree more than this
                                            # (sentence F1, %) with right- or left-branching trees does not vote
                                            # (left_out.without_collapsed); 100: every teacher votes
-    min_relative_agreement: float = 0.75  # a teacher whose mean agreement with the others' trees of the validation
-                                          # text is below this share of the teachers' median does not vote
-                                          # (left_out.without_far_apart); 0: every teacher votes
+    min_relative_agreement: float = 0.0  # a teacher whose mean agreement with the others' trees of the validation
+                                         # text is below this share of the teachers' median does not vote
+                                         # (left_out.without_far_apart); 0: every teacher votes
     lean_from: str = "word-order"  # where AUTO reads the direction: word-order, the part of the teachers' trees'
                                    # lean they lose when each sentence's words are shuffled (direction.WordOrder), none
                                    # where it has no sign; trees, the way their trees lean (weak Turkish teachers

@@ -23,6 +23,7 @@ from pathlib import Path
 from onlstm_cli.console import count, duration, printable
 from onlstm_cli.modelfile import load_model, validation_history
 from onlstm_cli.training.student.direction import no_branching_tree_text
+from onlstm_cli.training.student.left_out import no_vote_text
 
 NOT_HERE = "†"  # after a recorded path not found here; explained once, under the report
 
@@ -415,18 +416,6 @@ def teacher_text(teacher: dict) -> str:
     health = ppl if family == "onlstm" else f"{family}, {ppl}"
     return (f"seed {teacher.get('seed')} ({health}, {count(teacher.get('epochs'), 'epoch')}"
             + ("" if teacher.get("votes") is not False else no_vote_text(teacher)) + ")")
-
-
-def no_vote_text(teacher: dict) -> str:
-    """Why a recipe's teacher did not vote: its trees were a branching rule's (left_out.Collapsed), or far from the
-    other teachers' (left_out.FarApart), else a failed run."""
-    rule, apart = teacher.get("branching_rule"), teacher.get("far_apart")
-    if isinstance(rule, dict) and isinstance(rule.get("agreement"), (int, float)):
-        return f"; no vote: its trees agree {rule['agreement']:.1f} with {rule.get('side')}-branching ones"
-    if isinstance(apart, dict) and all(isinstance(apart.get(k), (int, float)) for k in ("agreement", "line")):
-        return (f"; no vote: its trees agree {apart['agreement']:.1f} with the other teachers', below "
-                f"{apart['line']:.1f}")
-    return "; no vote: a failed run"
 
 
 def stage_times(recipe: dict, span: dict) -> str:

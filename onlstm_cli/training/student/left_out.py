@@ -23,7 +23,7 @@ class Collapsed:
                 "structure (--max-branching-agreement 100 lets it vote)")
 
     def record(self) -> dict:
-        """What the recipe's record says of it (info.no_vote_text reads it)."""
+        """What the recipe's record says of it (no_vote_text reads it)."""
         return {"branching_rule": {"side": self.side, "agreement": self.agreement}}
 
 
@@ -65,7 +65,7 @@ class FarApart:
                 "learned little the others share; --min-relative-agreement 0 lets it vote)")
 
     def record(self) -> dict:
-        """What the recipe's record says of it (info.no_vote_text reads it)."""
+        """What the recipe's record says of it (no_vote_text reads it)."""
         return {"far_apart": {"agreement": self.agreement, "line": self.line}}
 
 
@@ -74,7 +74,8 @@ def without_far_apart(teachers: list, free_trees: list, share: float, log) -> tu
     teacher whose mean agreement with the others (their parse layers' trees, metrics.mutual_agreement) is below
     `share` × the median of the teachers' agreements. Why: such a teacher learned little the others share (of a
     small Turkish text's twelve teachers, the three far below the rest were its three worst on gold trees, and the
-    student gained without them: docs/experiments/pcfg.md). The median keeps at least half of the teachers; 0 lets every teacher vote."""
+    student gained without them: docs/experiments/pcfg.md). The median keeps at least half of the teachers; 0 lets
+    every teacher vote."""
     if share <= 0 or len(teachers) < 3:  # two teachers agree with each other alike
         return teachers, free_trees, []
     mutual = mutual_agreement([own[teacher.weighing] for teacher, own in zip(teachers, free_trees)])
@@ -85,3 +86,15 @@ def without_far_apart(teachers: list, free_trees: list, share: float, log) -> tu
     for teacher in apart:
         log(str(teacher))
     return [teachers[k] for k in kept], [free_trees[k] for k in kept], apart
+
+
+def no_vote_text(teacher: dict) -> str:
+    """Why a recipe's teacher did not vote, from its record (`info` says it): its trees were a branching rule's
+    (Collapsed), or far from the other teachers' (FarApart), else a failed run."""
+    rule, apart = teacher.get("branching_rule"), teacher.get("far_apart")
+    if isinstance(rule, dict) and isinstance(rule.get("agreement"), (int, float)):
+        return f"; no vote: its trees agree {rule['agreement']:.1f} with {rule.get('side')}-branching ones"
+    if isinstance(apart, dict) and all(isinstance(apart.get(k), (int, float)) for k in ("agreement", "line")):
+        return (f"; no vote: its trees agree {apart['agreement']:.1f} with the other teachers', below "
+                f"{apart['line']:.1f}")
+    return "; no vote: a failed run"

@@ -16,11 +16,11 @@ from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_
                                           right_branching_spans)
 from onlstm_cli.induction.teachers import as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
-from onlstm_cli.training.student.left_out import without_collapsed, without_far_apart
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained_with_pieces
 from onlstm_cli.training.student.direction import (NO_DIRECTION, WordOrder, chance_agreement,
                                                     direction_free_trees, word_order)
+from onlstm_cli.training.student.left_out import without_collapsed, without_far_apart
 from onlstm_cli.trees import build_tree, spans_cut_at_marks, tree_spans
 
 

@@ -20,7 +20,8 @@ def test_a_teacher_far_from_the_others_does_not_vote(tiny_loaded, tiny_corpus):
     said = []
     shaped = teachers(tiny_loaded, "right", "right", "random")
     votes = votes_of(shaped, tiny_corpus["train"], tiny_corpus["valid"],
-                     SelfTrainConfig(max_branching_agreement=EVERY_SHAPE_VOTES), said.append, host=tiny_loaded)
+                     SelfTrainConfig(max_branching_agreement=EVERY_SHAPE_VOTES, min_relative_agreement=0.75),
+                     said.append, host=tiny_loaded)
     assert [a.teacher for a in votes.far_apart] == ["random-2"] and votes.collapsed == []
     apart = votes.far_apart[0]
     assert apart.agreement < apart.line
@@ -29,9 +30,8 @@ def test_a_teacher_far_from_the_others_does_not_vote(tiny_loaded, tiny_corpus):
     assert votes.teacher_names == ["right-0", "right-1"] and len(votes.valid_parse_trees) == 2
     assert all(set(spans.values()) <= {1.0} for spans in votes.spans)  # the two left agree on every span
     every = votes_of(shaped, tiny_corpus["train"], tiny_corpus["valid"],
-                     SelfTrainConfig(max_branching_agreement=EVERY_SHAPE_VOTES, min_relative_agreement=0.0),
-                     lambda line: None, host=tiny_loaded)
-    assert every.far_apart == [] and len(every.teacher_names) == 3
+                     SelfTrainConfig(max_branching_agreement=EVERY_SHAPE_VOTES), lambda line: None, host=tiny_loaded)
+    assert every.far_apart == [] and len(every.teacher_names) == 3  # by default every teacher votes
 
 
 def test_the_line_is_a_share_of_the_teachers_median_agreement(tiny_loaded):
@@ -92,10 +92,11 @@ def test_the_recipe_records_a_teacher_far_apart_and_info_says_why():
 
 def test_a_recipe_recorded_before_the_rule_lets_every_teacher_vote():
     from onlstm_cli.training.recipe.runner import as_recorded
-    options = {"recipe": asdict(RecipeConfig()), "span_parser": asdict(SelfTrainConfig())}
-    assert as_recorded(options, RecipeConfig(), SelfTrainConfig())[1].min_relative_agreement == 0.75
+    given = SelfTrainConfig(min_relative_agreement=0.75)
+    options = {"recipe": asdict(RecipeConfig()), "span_parser": asdict(given)}
+    assert as_recorded(options, RecipeConfig(), given)[1].min_relative_agreement == 0.75
     del options["span_parser"]["min_relative_agreement"]
-    assert as_recorded(options, RecipeConfig(), SelfTrainConfig())[1].min_relative_agreement == 0.0
+    assert as_recorded(options, RecipeConfig(), given)[1].min_relative_agreement == 0.0
 
 
 @pytest.mark.parametrize("args, message", [

@@ -63,8 +63,7 @@ def test_the_votes_weigh_a_teacher_that_agrees_with_no_other_as_the_option_says(
                 FixedTeacher("c", "noise", tiny_loaded.tokenizer)]
     said = []
     votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
-                     SelfTrainConfig(right_branching=0.0, max_branching_agreement=100.0, teacher_weights=weighting,
-                                     min_relative_agreement=0.0),  # the noise teacher votes, to be weighed
+                     SelfTrainConfig(right_branching=0.0, max_branching_agreement=100.0, teacher_weights=weighting),
                      said.append, host=tiny_loaded)
     shares = [share for spans, sentence in zip(votes.spans, votes.sentences) if len(sentence) >= 4
               for span, share in spans.items() if span in right_branching_spans(len(sentence))]
