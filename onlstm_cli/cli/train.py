@@ -153,6 +153,13 @@ def check_one_process(o: TrainOptions) -> None:
                         "process: start it without torchrun")
 
 
+def voter_options(o: TrainOptions) -> dict:
+    """The options that choose which teachers vote and how, by SelfTrainConfig's names: every mode with teachers
+    (the recipe, --teacher, a focused PCFG's --teacher) takes them alike."""
+    return {"max_branching_agreement": o.max_branching_agreement, "min_relative_agreement": o.min_relative_agreement,
+            "lean_from": o.lean_from.value, "teacher_weights": o.teacher_weights.value}
+
+
 def check_mode(o: TrainOptions) -> None:
     """`train` makes one of three things (a language model, a recipe, a span parser on --teacher): options of
     another are refused in one line."""
@@ -170,14 +177,10 @@ def check_mode(o: TrainOptions) -> None:
         raise UserError("--keep-intermediate keeps the files of a recipe: give --seeds K (K ≥ 2)")
     if o.student_units.value != SELF_TRAIN_DEFAULTS["units"] and seeds == 1 and not teacher:
         raise UserError("--student-units is for a span parser: give --seeds K (K ≥ 2) or --teacher")
-    if o.max_branching_agreement != SELF_TRAIN_DEFAULTS["max_branching_agreement"] and seeds == 1 and not teacher:
-        raise UserError("--max-branching-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
-    if o.min_relative_agreement != SELF_TRAIN_DEFAULTS["min_relative_agreement"] and seeds == 1 and not teacher:
-        raise UserError("--min-relative-agreement is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
-    if o.lean_from.value != SELF_TRAIN_DEFAULTS["lean_from"] and seeds == 1 and not teacher:
-        raise UserError("--lean-from is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
-    if o.teacher_weights.value != SELF_TRAIN_DEFAULTS["teacher_weights"] and seeds == 1 and not teacher:
-        raise UserError("--teacher-weights is for a span parser's teachers: give --seeds K (K ≥ 2) or --teacher")
+    for name, value in voter_options(o).items():
+        if value != SELF_TRAIN_DEFAULTS[name] and seeds == 1 and not teacher:
+            raise UserError(f"--{name.replace('_', '-')} is for a span parser's teachers: give --seeds K (K ≥ 2) or "
+                            "--teacher")
     if o.family == Family.pcfg and teacher and (o.second_round or o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
                                                or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]
                                                or o.min_relative_agreement != SELF_TRAIN_DEFAULTS["min_relative_agreement"]):
@@ -226,10 +229,7 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
                                   **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,
                                 self_train=SelfTrainConfig(seed=o.seed, units=o.student_units.value,
-                                                           max_branching_agreement=o.max_branching_agreement,
-                                                           min_relative_agreement=o.min_relative_agreement,
-                                                           lean_from=o.lean_from.value,
-                                                           teacher_weights=o.teacher_weights.value),
+                                                           **voter_options(o)),
                                 resume=o.resume, reporter=reporter, log=log, budget=budget)
         else:
             from onlstm_cli.training.lm.train import train_model
@@ -267,8 +267,7 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
             from onlstm_cli.induction.models import ModelCache, resolve_model
             from onlstm_cli.training.student.focus import train_focused_pcfg
             cache = ModelCache("cpu")
-            votes = SelfTrainConfig(**o.given("right_branching"), max_branching_agreement=o.max_branching_agreement,
-                                    lean_from=o.lean_from.value, teacher_weights=o.teacher_weights.value,
+            votes = SelfTrainConfig(**o.given("right_branching"), **voter_options(o),
                                     teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
             result = train_focused_pcfg(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher],
                                         votes_config=votes, reporter=reporter, **options)
@@ -310,8 +309,7 @@ def self_train_command(o: TrainOptions, budget: Budget, notes: list):
     config = SelfTrainConfig(**o.given("epochs", "batch_size", "lr", "right_branching"), seed=o.seed,
                              span_parser_teachers=o.second_round, targets=o.targets.value, units=o.student_units.value,
                              teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
-                             max_branching_agreement=o.max_branching_agreement, lean_from=o.lean_from.value,
-                             min_relative_agreement=o.min_relative_agreement, teacher_weights=o.teacher_weights.value)
+                             **voter_options(o))
     use_threads(o.threads)
     cache = ModelCache("cpu")
     log = FirstLine(notes, err_line)

@@ -53,6 +53,7 @@ from onlstm_cli.training.recipe.stages import TeacherStage, more_pcfgs
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
                                               voters_by_family, voting_teachers, weight_text)
 from onlstm_cli.training.run.files import check_destination, checkpoint_path
+from onlstm_cli.training.student.left_out import RECORD_KEYS
 
 # what callers and tests import from here
 __all__ = ["MAX_RECORD_BYTES", "RecipeResult", "RecipeRun", "RecipeState", "held_out_split", "lm_path",
@@ -247,7 +248,7 @@ class RecipeRun:
         """The teachers that vote (by family, a failed run left out) and (teacher, family, median) for each left
         out; a teacher the span parser's run left out (a branching rule, far apart) is in neither: it is recorded so."""
         voting, left_out = voters_by_family(state.teachers, self.recipe.max_ppl_ratio, self.families)
-        return [t for t in voting if "branching_rule" not in t and "far_apart" not in t], left_out
+        return [t for t in voting if not any(key in t for key in RECORD_KEYS)], left_out
 
     @staticmethod
     def without_left_out(voting: list[dict], loaded: list, left_out: list) -> list[dict]:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from onlstm_cli.evaluation.metrics import mutual_agreement, nearest_branching
 
+RECORD_KEYS = ("branching_rule", "far_apart")  # a recipe's record of a teacher left out says why under one of these
+
 
 @dataclass
 class Collapsed:
