@@ -290,8 +290,9 @@ def focus_rows(focus, not_found) -> list[tuple[str, str]]:
     voters = [f"a {side}-branching tree of weight {focus[f'{side}_branching']:.3g}" for side in ("right", "left")
               if isinstance(focus.get(f"{side}_branching"), (int, float)) and focus[f"{side}_branching"] > 0
               and focus.get("voter_spans", True) is not False]  # a file from before the voter's tree left the focus
+    cut = ", each cut at its line's punctuation marks" if focus.get("cut_at_marks") is True else ""
     return [("focused", "each sentence's likelihood over the trees of "
-             + ", ".join([shown_path(str(t), not_found) for t in focus["teachers"]] + voters))]
+             + ", ".join([shown_path(str(t), not_found) for t in focus["teachers"]] + voters) + cut)]
 
 
 def tokenizer_traits(tok: dict) -> list[tuple[str, bool]]:

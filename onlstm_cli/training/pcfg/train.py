@@ -202,6 +202,7 @@ def run_meta(corpus, valid, text: Text, tokens: int, reading: tuple, train: Pcfg
         meta["focus"] = {"teachers": focus.teachers, "right_branching": focus.votes.right_branching,
                          "left_branching": focus.votes.left_branching,
                          "voter_spans": False,  # the voter's tree is not focused on (focus.py); info reads it
+                         "cut_at_marks": focus.host.cuts_at_marks(),  # each tree cut at its line's marks (focus.py)
                          "sentences": len(text.train)}
     return meta
 

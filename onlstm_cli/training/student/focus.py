@@ -35,9 +35,10 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
     # the branching voter is read (the split, the log) but its tree is not one the PCFG may take: on a text whose
     # teachers were weak, every focused PCFG took it whole (docs/experiments/small-corpora.md). Every teacher that
     # is not a branching rule proposes trees: leaving out those far from the others was measured on a span
-    # parser's vote alone
+    # parser's vote alone. Each tree is cut at its line's marks, as a span parser's votes are: the PCFG reads no
+    # mark, and learns from the words where the pieces split
     votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len, min_relative_agreement=0.0), log,
-                     deadline=deadline, limit=limit, voter_spans=False)
+                     deadline=deadline, limit=limit, voter_spans=False, cut_at_marks=host.cuts_at_marks())
     left_out = {c.teacher for c in votes.left_out()}
     return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
 

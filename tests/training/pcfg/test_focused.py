@@ -13,6 +13,8 @@ from test_pcfg_train import SMALL, SMALL_SIZES, one_error_line, run
 
 def test_each_sentence_is_focused_on_the_spans_of_its_voters_trees(tiny_corpus, tiny_model_path):
     from onlstm_cli.induction.teachers import model_trees
+    from onlstm_cli.text.corpus import read_as_trained_with_pieces
+    from onlstm_cli.trees import spans_cut_at_marks
     from onlstm_cli.training.pcfg.train import focused_text
     from onlstm_cli.training.student.focus import focus_of
     teacher = load_model(tiny_model_path)
@@ -23,9 +25,13 @@ def test_each_sentence_is_focused_on_the_spans_of_its_voters_trees(tiny_corpus, 
     text = focused_text(focus.votes, None, 1)
     kept = [s for s in focus.votes.sentences if len(s) >= 2]
     own = model_trees(teacher, kept)
-    assert len(text.focus) == len(text.train) == len(kept)
-    for allowed, tree, words in zip(text.focus, own, kept):
-        assert tree <= allowed <= tree | {(0, len(words))}  # the teacher's tree, and nothing else
+    sentences, pieces = read_as_trained_with_pieces(tiny_corpus["train"], teacher)
+    levels_of = [levels for words, levels in zip(sentences, pieces) if 2 <= len(words) <= 40]
+    assert len(text.focus) == len(text.train) == len(kept) == len(levels_of)
+    assert any(any(levels) for levels in levels_of)  # the text has marks, so some trees are cut
+    for allowed, tree, words, levels in zip(text.focus, own, kept, levels_of):
+        cut = spans_cut_at_marks(tree, levels)  # the teacher's tree cut at its line's marks, and nothing else
+        assert cut <= allowed <= cut | {(0, len(words))}
     assert any(not right_branching_spans(len(words)) <= allowed for allowed, words in zip(text.focus, kept))
 
 
@@ -55,6 +61,7 @@ def test_a_focused_pcfg_is_written_parses_and_resumes_with_its_teachers(tmp_path
     loaded = load_model(out)
     assert loaded.kind == "pcfg" and loaded.meta["focus"]["teachers"] == [str(tiny_model_path)]
     assert loaded.meta["focus"]["right_branching"] == 1.0
+    assert loaded.meta["focus"]["cut_at_marks"] is True  # its teachers' trees were cut at the marks of each line
     second = train_focused_pcfg(tiny_corpus["train"], out, teachers, tiny_corpus["valid"], votes,
                                 PcfgTrainConfig(epochs=2, time_budget=None), config=SMALL_SIZES,
                                 resume=first.checkpoint, reporter=QuietReporter())
@@ -149,3 +156,31 @@ def test_info_names_the_branching_voters_tree_only_where_the_pcfg_was_focused_on
     old = {"teachers": ["a.onlstm"], "right_branching": 0.0, "left_branching": 0.5}  # before the voter left the focus
     assert focus_rows(old, ())[0][1].endswith("a.onlstm, a left-branching tree of weight 0.5")
     assert focus_rows({**old, "voter_spans": False}, ())[0][1].endswith("trees of a.onlstm")
+    cut = focus_rows({**old, "voter_spans": False, "cut_at_marks": True}, ())[0][1]
+    assert cut.endswith("trees of a.onlstm, each cut at its line's punctuation marks")
+
+
+def test_a_focused_pcfg_is_allowed_no_span_across_a_mark_of_its_line(tiny_model_path, tmp_path):
+    """Its teachers' trees are cut at the marks of each training line, as a span parser's votes are: the PCFG reads
+    no mark, and learns from the words where the pieces split."""
+    import random
+    from onlstm_cli.text.corpus import read_as_trained_with_pieces
+    from onlstm_cli.training.student.focus import focus_of
+    from onlstm_cli.training.student.votes import votes_of
+    words = ["the", "cat", "dog", "sat", "on", "mat", "a"]
+    lines = [" ".join(random.Random(k).sample(words, 6)) for k in range(40)]
+    train, valid = tmp_path / "train.txt", tmp_path / "valid.txt"
+    train.write_text("".join(f"{line[:11]} , {line[11:]}\n" for line in lines), encoding="utf-8")
+    valid.write_text("".join(f"{line[:11]} , {line[11:]}\n" for line in lines[:10]), encoding="utf-8")
+    teacher, config = load_model(tiny_model_path), SelfTrainConfig(right_branching=0.0)
+    assert teacher.cuts_at_marks()
+    focus = focus_of([teacher], train, valid, config, max_len=40, log=lambda line: None)
+    uncut = votes_of([teacher], train, valid, config, lambda line: None, voter_spans=False)
+    _, pieces = read_as_trained_with_pieces(train, teacher)
+    crossing = 0
+    for allowed, before, levels in zip(focus.votes.spans, uncut.spans, pieces):
+        comma = levels.index(1)  # the word after the comma starts a piece
+        assert all(not (i < comma < j) or (i, j) == (0, len(levels)) for i, j in allowed)
+        assert (0, comma) in allowed and (comma, len(levels)) in allowed  # each piece a span
+        crossing += any(i < comma < j for i, j in before)
+    assert crossing > 0  # the teacher's own trees crossed it
