@@ -11,16 +11,7 @@ GOLD=../shared/data/ud-tr-imst/tr_imst-ud-dev.conllu
 B=runs/cf/B C=runs/cf/C
 rm -rf "$C" && mkdir -p "$C"
 cp "$B"/tr.lm-seed*.onlstm "$B"/tr.recipe-train.txt "$B"/tr.recipe-valid.txt "$C"/
-python3 - "$B/tr.onlstm.recipe.json" "$C/tr.onlstm.recipe.json" "$1" <<'PY'
-import json, os, sys
-record = json.load(open(sys.argv[1]))
-for name in ("corpus", "valid"):  # the recipe's split of the corpus, now beside the copy
-    path = record["options"][name]
-    record["options"][name] = os.path.join(os.path.dirname(os.path.realpath(sys.argv[2])), os.path.basename(path))
-record["teachers"] = [t for t in record["teachers"] if t.get("family", "onlstm") == "onlstm"]
-record["span_parser"] = None  # the stages not yet run, as an interrupted recipe records them
-record["stage_seconds"] = {"language_models": float(sys.argv[3])}
-json.dump(record, open(sys.argv[2], "w"), indent=1)
-PY
+python3 docs/experiments/scripts/recipe_stage_copy.py "$B/tr.onlstm.recipe.json" "$C/tr.onlstm.recipe.json" \
+    --only-family onlstm --stage-one-seconds "$1"
 (time "$ONLSTM" train "$CORPUS" --seeds 3 --time-budget 1h --keep-intermediate -o "$C/tr.onlstm") > "$C/log" 2>&1
 bash docs/experiments/scripts/eval_files.sh "$GOLD" "$C/tr.onlstm" "$C"/tr.pcfg-seed*.onlstm > "$C/eval.txt"

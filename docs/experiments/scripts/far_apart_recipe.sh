@@ -11,17 +11,8 @@ copy_stage_one() {  # SOURCE DEST
     rm -rf "$2" && mkdir -p "$2"
     cp "$1"/tr.lm-seed*.onlstm "$1"/tr.pcfg*-seed*.onlstm "$2"/
     cp runs/tr1h-cut/tr.recipe-train.txt runs/tr1h-cut/tr.recipe-valid.txt "$2"/  # the split is the corpus's own
-    python3 - "$1/tr.onlstm.recipe.json" "$2/tr.onlstm.recipe.json" <<'PY'
-import json, os, sys
-record = json.load(open(sys.argv[1]))
-for name in ("corpus", "valid"):  # the recipe's split of the corpus, now beside the copy
-    path = record["options"][name]
-    record["options"][name] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])), os.path.basename(path))
-record["span_parser"] = None  # the stage not yet run, as an interrupted recipe records it
-record["stage_seconds"].pop("span_parser")
-record["options"]["span_parser"]["min_relative_agreement"] = 0.75
-json.dump(record, open(sys.argv[2], "w"), indent=1)
-PY
+    python3 docs/experiments/scripts/recipe_stage_copy.py "$1/tr.onlstm.recipe.json" "$2/tr.onlstm.recipe.json" \
+        --set span_parser.min_relative_agreement=0.75
 }
 arm() {  # NAME SOURCE [OPTION]
     copy_stage_one "runs/$2" "runs/apart/$1"
