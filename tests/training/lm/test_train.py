@@ -362,7 +362,7 @@ def test_time_budget_stops_early(corpus, tmp_path):
     assert reporter.progress_calls == 1
     assert 0 < result.epochs_done < 1
     assert out.is_file() and load_model(out).meta["epochs"] == pytest.approx(result.epochs_done)
-    assert reporter.epochs_ended[-1][4] == pytest.approx(result.epochs_done)  # the epoch's line says it was cut
+    assert reporter.epochs_ended[-1][4] == pytest.approx(result.epochs_done, abs=1e-3)  # the epoch's line says it was cut
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 1 and ckpt["position"] > 0
 
