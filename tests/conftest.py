@@ -72,8 +72,8 @@ class QuietReporter:
     def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
         self.progress_calls += 1
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        self.epochs_ended.append((epoch, train_ppl, valid_ppl, saved))
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
+        self.epochs_ended.append((epoch, train_ppl, valid_ppl, saved, done))
 
     def message(self, text):
         self.messages.append(text)

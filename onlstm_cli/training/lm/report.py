@@ -15,8 +15,18 @@ class Reporter(Protocol):
     def start_epoch(self, epoch: int, n_tokens: int) -> None: ...
     # eta_s: until the run ends (the epochs left or the time budget left, whichever is shorter)
     def progress(self, epoch: int, tokens_done: int, loss: float, tokens_per_s: float, eta_s: float) -> None: ...
-    def end_epoch(self, epoch: int, train_ppl: float, valid_ppl: float | None, saved: bool) -> None: ...
+    # done: the share of the epoch trained, below 1 where the run stopped inside it (its time budget)
+    def end_epoch(self, epoch: int, train_ppl: float, valid_ppl: float | None, saved: bool,
+                  done: float = 1.0) -> None: ...
     def message(self, text: str) -> None: ...
+
+
+def epoch_end_text(epoch: int, done: float) -> str:
+    """"end of epoch 5", or "epoch 5, 5% of it" where the run stopped inside the epoch: its figures are those of
+    the part trained, which a line saying the epoch ended would misstate."""
+    if done >= 1:
+        return f"end of epoch {epoch}"
+    return f"end of epoch {epoch}, {math.floor(done * 100)}% of it"
 
 
 class LineReporter:
@@ -47,9 +57,9 @@ class LineReporter:
                   f"{tokens_per_s:.0f} tokens/s | eta: run {duration_text(eta_s)}, epoch {duration_text(epoch_eta)}",
                   file=self.stream, flush=True)
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        print(f"end of epoch {epoch} | train ppl {train_ppl:.2f} | valid ppl {valid}"
+        print(f"{epoch_end_text(epoch, done)} | train ppl {train_ppl:.2f} | valid ppl {valid}"
               f"{' | saved' if saved else ''}", file=self.stream, flush=True)
 
     def message(self, text):
@@ -71,7 +81,7 @@ class NullReporter:
     def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
         pass
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         pass
 
     def message(self, text):
@@ -197,8 +207,8 @@ class RichReporter:
     def progress(self, epoch, tokens_done, loss, tokens_per_s, eta_s):
         self.row().progress(epoch, tokens_done, loss, tokens_per_s, eta_s)
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        self.row().end_epoch(epoch, train_ppl, valid_ppl, saved)
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
+        self.row().end_epoch(epoch, train_ppl, valid_ppl, saved, done)
 
     def message(self, text):
         self.row().message(text)
@@ -225,9 +235,9 @@ class RichRow:
                                 ppl=f"{math.exp(min(loss, 50)):.1f}", rate=f"{tokens_per_s:,.0f}",
                                 run_eta=duration_text(eta_s))
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        self.display.console.print(f"{self.name}epoch {epoch}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+        self.display.console.print(f"{self.name}{epoch_end_text(epoch, done).removeprefix('end of ')}: train ppl {train_ppl:.2f}, valid ppl {valid}"
                                    f"{' [green](saved)[/green]' if saved else ''}")
 
     def message(self, text):

@@ -267,7 +267,7 @@ class Trainer:
         s.history.append({"epoch": round(epochs_done, 3), "train_ppl": round(train_ppl, 2),
                           "valid_ppl": None if valid_ppl is None else round(valid_ppl, 2),
                           "seconds": round(seconds, 1)})
-        self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved)
+        self.reporter.end_epoch(s.epoch, train_ppl, valid_ppl, saved, 1.0 if finished else epochs_done + 1 - s.epoch)
         self.average_if_stalled(valid_ppl)
         annealed = self.rate.after_epoch(s.history)
         self.rate.set(self.optimizer, self.share_done)  # the checkpoint holds the rate the next step takes

@@ -247,7 +247,8 @@ class PcfgRun:
                 self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang,
                                                             meta), self.out))
             self.best_state = {name: value.detach().clone() for name, value in self.model.state_dict().items()}
-        self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved)
+        self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved,
+                                epochs - (p.epoch - 1))
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()
 

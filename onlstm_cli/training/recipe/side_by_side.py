@@ -131,8 +131,8 @@ class _QueueReporter:
             self.last = time.monotonic()
             self.send("progress", epoch, tokens_done, loss, tokens_per_s, eta_s)
 
-    def end_epoch(self, epoch, train_ppl, valid_ppl, saved):
-        self.send("end_epoch", epoch, train_ppl, valid_ppl, saved)
+    def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
+        self.send("end_epoch", epoch, train_ppl, valid_ppl, saved, done)
 
     def message(self, text):
         self.send("message", text)

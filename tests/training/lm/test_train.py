@@ -362,6 +362,7 @@ def test_time_budget_stops_early(corpus, tmp_path):
     assert reporter.progress_calls == 1
     assert 0 < result.epochs_done < 1
     assert out.is_file() and load_model(out).meta["epochs"] == pytest.approx(result.epochs_done)
+    assert reporter.epochs_ended[-1][4] == pytest.approx(result.epochs_done, abs=1e-3)  # the epoch's line says it was cut
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 1 and ckpt["position"] > 0
 
@@ -567,6 +568,17 @@ def test_a_progress_line_gives_the_eta_of_the_run_and_of_the_epoch():
     reporter.start_epoch(2, 800_000)
     reporter.progress(2, 200_000, 4.5, 3000.0, 3000.0)  # 600,000 tokens left in the epoch at 3000 tokens/s
     assert reporter.stream.getvalue().strip().endswith("| 3000 tokens/s | eta: run 50 min, epoch 3.3 min")
+
+
+def test_an_epoch_the_time_budget_cut_is_not_reported_as_ended():
+    import io
+    from onlstm_cli.training.lm.train import LineReporter
+    reporter = LineReporter(io.StringIO(), every_s=0)
+    reporter.end_epoch(4, 900.0, 560.0, True)
+    reporter.end_epoch(5, 917.0, 577.24, False, done=0.0599)
+    assert reporter.stream.getvalue().splitlines() == [
+        "end of epoch 4 | train ppl 900.00 | valid ppl 560.00 | saved",
+        "end of epoch 5, 5% of it | train ppl 917.00 | valid ppl 577.24"]
 
 
 def test_the_end_summary_says_what_the_model_file_is(tmp_path):

@@ -93,6 +93,17 @@ def test_an_interrupted_run_resumes_and_other_sizes_are_refused(tmp_path, tiny_c
                    valid=tiny_corpus["valid"], resume=ckpt, reporter=QuietReporter())
 
 
+def test_the_epoch_the_time_budget_cuts_says_how_much_of_it_ran(tmp_path, tiny_corpus):
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    reporter = QuietReporter()
+    result = train_pcfg(tiny_corpus["train"], tmp_path / "p.onlstm", SMALL_SIZES,
+                        PcfgTrainConfig(epochs=5, time_budget=1e-6, batch_size=1), valid=tiny_corpus["valid"],
+                        reporter=reporter)
+    assert result.stopped_by_time and 0 < result.epochs_done < 1
+    (epoch, *_, done), = reporter.epochs_ended  # one line, for the part of epoch 1 that ran
+    assert epoch == 1 and done == pytest.approx(result.epochs_done, abs=1e-3)
+
+
 def test_long_lines_are_left_out_and_counted(tmp_path, tiny_corpus):
     from onlstm_cli.training.pcfg.train import train_pcfg
     corpus = tmp_path / "c.txt"
