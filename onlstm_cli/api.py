@@ -124,7 +124,7 @@ def not_parsed(error: str, number: int) -> ParseTree:
 class Parser(LineParser, ParserI):
     """Unlabeled binary constituency trees from an ON-LSTM model's syntactic distances.
 
-    model: a bundled name ("en", "zh", "zh-st"), a path to a .onlstm file, or None to pick per sentence by its
+    model: a bundled name ("en", "zh", "zh-st", …), a path to a .onlstm file, or None to pick per sentence by its
     script. device: "cpu", "cuda" or "auto". batch_size: sentences per forward pass. layer, split
     ("paper" or "symmetric"), punctuation ("boundaries": cut at punctuation marks first, or "ignore"): the
     model's own unless given. pretokenized: split text on spaces only.

@@ -9,11 +9,11 @@ from onlstm_cli.errors import ParseError
 from onlstm_cli.text.languages import SCRIPT_NAMES, lang_of_text
 
 
-# zh: the Chinese span parser self-trained on Chinese ON-LSTMs' trees (zh-st.onlstm, models/zh-st.md), the default for CJK
-# text since its parser runs about as fast as the ON-LSTM alone (benchmarks/README.md); zh-lm: that ON-LSTM.
-# zh-st stays as a name for the same file.
-BUNDLED_MODELS = {"en": "en-ptb.onlstm", "en-pcfg": "en-pcfg.onlstm", "zh": "zh-st.onlstm", "zh-lm": "zh.onlstm",
-                  "zh-st": "zh-st.onlstm"}
+# zh: the Chinese neural PCFG focused on the trees of the Chinese ON-LSTM (zh-pcfg.onlstm, models/zh-pcfg.md), the
+# default for CJK text since it parsed the Chinese dev trees better than the span parser (docs/experiments/pcfg.md);
+# zh-st: the span parser self-trained on Chinese ON-LSTMs' trees (the default before it); zh-lm: that ON-LSTM alone.
+BUNDLED_MODELS = {"en": "en-ptb.onlstm", "en-pcfg": "en-pcfg.onlstm", "zh": "zh-pcfg.onlstm",
+                  "zh-pcfg": "zh-pcfg.onlstm", "zh-lm": "zh.onlstm", "zh-st": "zh-st.onlstm"}
 
 
 @functools.lru_cache(maxsize=None)

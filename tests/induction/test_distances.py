@@ -384,7 +384,7 @@ def test_resolve_model_by_script():
     assert resolve_model("en") == en
     assert resolve_model("zh") == zh
     assert resolve_model("en-ptb") == en  # the bundled file's stem works too
-    assert en.name == "en-ptb.onlstm" and zh.name == "zh-st.onlstm"
+    assert en.name == "en-ptb.onlstm" and zh.name == "zh-pcfg.onlstm"
 
 
 def test_bundled_models_dir_is_the_repo_models_folder():

@@ -212,7 +212,7 @@ def test_importing_asks_no_fonts(tmp_path):
 
 # --- what the bars are, by the model ----------------------------------------------------------------
 
-@pytest.mark.parametrize("model_name, says", [("zh-lm", "d_f"), ("zh", "split height")])
+@pytest.mark.parametrize("model_name, says", [("zh-lm", "d_f"), ("zh-st", "split height"), ("zh", "split height")])
 def test_the_legend_says_what_the_bars_of_each_model_are(runner, model_name, says):
     result = run(runner, ["parse", "--model", model_name, "--pretokenized", "-f", "svg"], input="我 真的 很 喜欢 北京 。\n")
     assert result.exit_code == 0, result.output

@@ -333,11 +333,11 @@ def test_the_bundled_self_trained_models_parse_with_their_span_parsers():
     from onlstm_cli.api import Parser
     from onlstm_cli.modelfile import load_model
     from onlstm_cli.induction.models import resolve_model
-    for name, text in (("en", "The cat sat on the mat ."), ("zh", "爱真的需要勇气")):
+    for name, text in (("en", "The cat sat on the mat ."), ("zh-st", "爱真的需要勇气")):
         assert load_model(resolve_model(name)).span_parser is not None
         distances = Parser.load(name).distances(text)
         assert all(d is None or float(d).is_integer() for d in distances)
-    assert resolve_model("zh") == resolve_model("zh-st")  # the Chinese default is the span parser
+    assert load_model(resolve_model("zh")).kind == "pcfg"  # the Chinese default is the focused PCFG
     assert load_model(resolve_model("zh-lm")).span_parser is None  # its ON-LSTM alone
 
 
