@@ -22,8 +22,8 @@ class Reporter(Protocol):
 
 
 def epoch_end_text(epoch: int, done: float) -> str:
-    """"end of epoch 5", or "epoch 5, 5% of it" where the run stopped inside the epoch: its figures are those of
-    the part trained, which a line saying the epoch ended would misstate."""
+    """"end of epoch 5", or "end of epoch 5, 5% of it" where the run stopped inside the epoch: its figures are
+    those of the part trained, which a bare "end of epoch 5" would misstate."""
     if done >= 1:
         return f"end of epoch {epoch}"
     return f"end of epoch {epoch}, {math.floor(done * 100)}% of it"
@@ -237,7 +237,8 @@ class RichRow:
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        self.display.console.print(f"{self.name}{epoch_end_text(epoch, done).removeprefix('end of ')}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+        head = epoch_end_text(epoch, done).removeprefix("end of ")
+        self.display.console.print(f"{self.name}{head}: train ppl {train_ppl:.2f}, valid ppl {valid}"
                                    f"{' [green](saved)[/green]' if saved else ''}")
 
     def message(self, text):

@@ -361,7 +361,7 @@ def test_time_budget_stops_early(corpus, tmp_path):
     assert reporter.progress_calls == 1
     assert 0 < result.epochs_done < 1
     assert out.is_file() and load_model(out).meta["epochs"] == pytest.approx(result.epochs_done)
-    assert reporter.epochs_ended[-1][4] == pytest.approx(result.epochs_done, abs=1e-3)  # the epoch's line says it was cut
+    assert reporter.epochs_ended[-1][4] == pytest.approx(result.epochs_done, abs=1e-3)  # its line says it was cut
     ckpt = read_archive(checkpoint_path(out), CHECKPOINT_FORMAT)
     assert ckpt["epoch"] == 1 and ckpt["position"] > 0
 
@@ -671,3 +671,24 @@ def test_a_recipes_seeds_report_to_one_live_display_a_row_each():
     assert _relay(items, (display, jobs)) == [(1111, {"interrupted": False})]
     text = rendered(display)
     assert "[seed 1111] epoch 1" in text and "[seed 1112] epoch 1" in text and text.count("2,000 tok/s") == 2
+
+
+def test_a_seeds_epoch_the_budget_cut_reaches_the_live_display_as_the_part_that_ran():
+    import io
+    import queue
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from onlstm_cli.training.lm.report import RichReporter
+    from onlstm_cli.training.recipe.side_by_side import _QueueReporter, _relay
+    results, display = queue.Queue(), RichReporter()
+    display.console = Console(file=io.StringIO(), width=160, color_system=None)
+    seed = _QueueReporter(1111, results, every_s=0.0)
+    seed.end_epoch(1, 900.0, 560.0, True)
+    seed.end_epoch(2, 880.0, 570.0, False, 0.25)
+    items = [results.get_nowait() for _ in range(results.qsize())]
+    _relay(items, (display, {1111: SimpleNamespace(label="seed 1111")}))
+    lines = display.console.file.getvalue().splitlines()
+    assert lines == ["[seed 1111] epoch 1: train ppl 900.00, valid ppl 560.00 (saved)",
+                     "[seed 1111] epoch 2, 25% of it: train ppl 880.00, valid ppl 570.00"]
