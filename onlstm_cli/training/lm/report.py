@@ -21,12 +21,10 @@ class Reporter(Protocol):
     def message(self, text: str) -> None: ...
 
 
-def epoch_end_text(epoch: int, done: float) -> str:
-    """"end of epoch 5", or "end of epoch 5, 5% of it" where the run stopped inside the epoch: its figures are
-    those of the part trained, which a bare "end of epoch 5" would misstate."""
-    if done >= 1:
-        return f"end of epoch {epoch}"
-    return f"end of epoch {epoch}, {math.floor(done * 100)}% of it"
+def epoch_text(epoch: int, done: float) -> str:
+    """"epoch 5", or "epoch 5, 5% of it" where the run stopped inside the epoch: its figures are those of the part
+    trained, which a bare "end of epoch 5" would misstate."""
+    return f"epoch {epoch}" if done >= 1 else f"epoch {epoch}, {math.floor(done * 100)}% of it"
 
 
 class LineReporter:
@@ -59,7 +57,7 @@ class LineReporter:
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        print(f"{epoch_end_text(epoch, done)} | train ppl {train_ppl:.2f} | valid ppl {valid}"
+        print(f"end of {epoch_text(epoch, done)} | train ppl {train_ppl:.2f} | valid ppl {valid}"
               f"{' | saved' if saved else ''}", file=self.stream, flush=True)
 
     def message(self, text):
@@ -237,8 +235,7 @@ class RichRow:
 
     def end_epoch(self, epoch, train_ppl, valid_ppl, saved, done=1.0):
         valid = f"{valid_ppl:.2f}" if valid_ppl is not None else "-"
-        head = epoch_end_text(epoch, done).removeprefix("end of ")
-        self.display.console.print(f"{self.name}{head}: train ppl {train_ppl:.2f}, valid ppl {valid}"
+        self.display.console.print(f"{self.name}{epoch_text(epoch, done)}: train ppl {train_ppl:.2f}, valid ppl {valid}"
                                    f"{' [green](saved)[/green]' if saved else ''}")
 
     def message(self, text):
