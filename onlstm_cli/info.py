@@ -291,7 +291,8 @@ def focus_rows(focus, not_found) -> list[tuple[str, str]]:
               if isinstance(focus.get(f"{side}_branching"), (int, float)) and focus[f"{side}_branching"] > 0
               and focus.get("voter_spans", True) is not False]  # a file from before the voter's tree left the focus
     cut = ", each cut at its line's punctuation marks" if focus.get("cut_at_marks") is True else ""
-    return [("focused", "each sentence's likelihood over the trees of "
+    whose = "the span parsers' trees of " if focus.get("span_parsers") is True else "the trees of "
+    return [("focused", "each sentence's likelihood over " + whose
              + ", ".join([shown_path(str(t), not_found) for t in focus["teachers"]] + voters) + cut)]
 
 

@@ -73,7 +73,7 @@ class TrainOptions:
     loss_log: Optional[Path] = typer.Option(TRAIN_DEFAULTS["loss_log"], "--loss-log", help="Append each step's training loss (averaged over processes) to this file: epoch, position, loss, tab-separated.")
     teacher: Optional[List[str]] = typer.Option(None, "--teacher", help="Self-training: instead of a language model, train a span parser (BiLSTM span scores, CKY) on the trees this model (a .onlstm file or en, zh) gives the corpus; the file written holds both and parses with the span parser. Repeated, the teachers vote: a span's target is the share of their trees that have it. Needs --valid; the options that apply are --out, --valid, --resume, --epochs, --lr, --batch-size, --seed, --time-budget, --threads, --right-branching, --second-round, --teacher-layers, --targets, --student-units.")
     right_branching: Optional[str] = typer.Option(None, "--right-branching", metavar="<weight|auto>", help=f"With --teacher or --seeds: the weight of a right-branching tree that votes beside the teachers (each weighs 1), or auto: a branching tree in the direction the teachers' trees lean (right- or left-branching; nothing assumes which way a language branches), of weight K × |the K teachers' agreement with right-branching trees − with left-branching ones| / their agreement with each other, on the validation text and each teacher's parse layer (its other layers vote but do not weigh it), 0 with one teacher. Default {SELF_TRAIN_DEFAULTS['right_branching']:g} with --teacher, {RECIPE_DEFAULTS['right_branching']} with --seeds.")
-    second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'.")
+    second_round: bool = typer.Option(SELF_TRAIN_DEFAULTS["span_parser_teachers"], "--second-round", help="With --teacher: self-trained teachers teach with their span parsers' trees (a second round of self-training), not their language models'; so too for a focused PCFG (--family pcfg --teacher).")
     teacher_layers: Optional[str] = typer.Option(None, "--teacher-layers", metavar="<K,L,…>", help="With --teacher: each teacher votes with the trees of these layers of its language model (1-based, e.g. 2,3), each a voter of its own; default: its parse layer alone.")
     targets: VoteTargets = typer.Option(VoteTargets(SELF_TRAIN_DEFAULTS["targets"]), "--targets", help="With --teacher: what the span parser learns from the votes. shares: each span's share of the votes; tree: their consensus tree (the tree whose spans most voters have; scripts/span_votes.py), its spans 1 and every other span 0.")
     max_branching_agreement: float = typer.Option(SELF_TRAIN_DEFAULTS["max_branching_agreement"], "--max-branching-agreement", help="With --teacher or --seeds: a teacher whose trees of the validation text agree more than this (sentence F1, %) with right- or left-branching trees does not vote: it learned that rule, not the text's structure (where every teacher did, all vote). 100 lets every teacher vote.")
@@ -181,10 +181,10 @@ def check_mode(o: TrainOptions) -> None:
         if value != SELF_TRAIN_DEFAULTS[name] and seeds == 1 and not teacher:
             raise UserError(f"--{name.replace('_', '-')} is for a span parser's teachers: give --seeds K (K ≥ 2) or "
                             "--teacher")
-    if o.family == Family.pcfg and teacher and (o.second_round or o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
+    if o.family == Family.pcfg and teacher and (o.targets.value != SELF_TRAIN_DEFAULTS["targets"]
                                                or o.student_units.value != SELF_TRAIN_DEFAULTS["units"]
                                                or o.min_relative_agreement != SELF_TRAIN_DEFAULTS["min_relative_agreement"]):
-        raise UserError("--second-round, --targets, --student-units and --min-relative-agreement are for a span "
+        raise UserError("--targets, --student-units and --min-relative-agreement are for a span "
                         "parser: a PCFG's --teacher files focus its likelihood on their trees")
     if o.family == Family.pcfg and seeds > 1:
         raise UserError("--family trains one model; a recipe names its teachers' families with --families "
@@ -268,7 +268,8 @@ def pcfg_command(o: TrainOptions, budget: Budget, notes: list):
             from onlstm_cli.training.student.focus import train_focused_pcfg
             cache = ModelCache("cpu")
             votes = SelfTrainConfig(**o.given("right_branching"), **voter_options(o),
-                                    teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else ())
+                                    teacher_layers=layer_list(o.teacher_layers) if o.teacher_layers else (),
+                                    span_parser_teachers=o.second_round)
             result = train_focused_pcfg(o.corpus, o.out, [cache.get(resolve_model(name)) for name in o.teacher],
                                         votes_config=votes, reporter=reporter, **options)
         else:

@@ -60,11 +60,12 @@ class Text:
 @dataclass
 class Focus:
     """Parse-focusing's input: the teachers' votes (training/student/votes.py's `Votes`: sentences, their spans, the
-    validation sentences), the names of the teachers that voted, and the loaded file whose reading the text
-    follows."""
+    validation sentences), the names of the teachers that voted, the loaded file whose reading the text follows,
+    and whether self-trained teachers proposed their span parsers' trees (`--second-round`)."""
     votes: object
     teachers: list[str]
     host: object
+    span_parsers: bool = False
 
 
 def focused_text(votes, max_vocab: int | None, min_freq: int, vocab: Vocabulary | None = None,
@@ -124,7 +125,7 @@ IDENTITY_NAMES = {"corpus": "the corpus", "valid": "--valid", "out": "--out", "p
                   "batch_size": "global batch (--batch-size × torchrun's processes)", "max_len": "--max-len",
                   "seed": "--seed",
                   "reading": "reading of the text (--tokenizer, --lang, --pretokenized, --keep-punct, --max-vocab, "
-                             "--min-freq)", "focus": "--teacher"}
+                             "--min-freq)", "focus": "--teacher", "focus_trees": "teachers' trees (--second-round)"}
 
 
 def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig | None = None, valid=None,
@@ -176,6 +177,7 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
                                 group.world_size)
         if focus:
             identity["focus_sentences"] = len(text.train) + text.one_word
+            identity["focus_trees"] = "span parsers" if focus.span_parsers else "language models"
         progress = Progress() if state is None else resumed(state, identity, resume, model, optimizer, rng)
         tokens = sum(map(len, text.train))
         clock = Clock(budget, progress.seconds + time.time() - started, tokens, train.epochs)
@@ -203,6 +205,7 @@ def run_meta(corpus, valid, text: Text, tokens: int, reading: tuple, train: Pcfg
                          "left_branching": focus.votes.left_branching,
                          "voter_spans": False,  # the voter's tree is not focused on (focus.py); info reads it
                          "cut_at_marks": focus.host.cuts_at_marks(),  # each tree cut at its line's marks (focus.py)
+                         "span_parsers": focus.span_parsers,
                          "sentences": len(text.train)}
     return meta
 

@@ -3,8 +3,9 @@
 The teachers vote as they do for a span parser (votes.py: teachers left out as branching rules, the split and the
 branching voter read by `auto`); each training sentence's allowed spans are those of any teacher's tree (not the
 branching voter's), and the PCFG (training/pcfg/) sums its likelihood over the binary trees made of them alone.
-The teachers parse the training text until a quarter of the budget is spent; a resumed run's parse the sentences
-its first run had.
+With `--second-round`, self-trained teachers propose their span parsers' trees, as they do for a student. The
+teachers parse the training text until a quarter of the budget is spent; a resumed run's parse the sentences its
+first run had.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
     """The teachers' (loaded model files or Teachers) votes on the text's sentences of at most `max_len` words."""
     if valid is None:
         raise TrainingError("--teacher needs --valid: the teachers' trees of it choose the branching voter")
-    voting = [as_teacher(t, votes_config.teacher_layers, votes_config.extra_layers) for t in teachers]
+    voting = [as_teacher(t, votes_config.teacher_layers, votes_config.extra_layers, votes_config.span_parser_teachers)
+              for t in teachers]
     host = next((t.host for t in voting if t.host is not None), None)
     if host is None:
         raise TrainingError("a focused PCFG reads the text as its teachers' language model does: give an ON-LSTM "
@@ -40,7 +42,7 @@ def focus_of(teachers: list, corpus, valid, votes_config: SelfTrainConfig, max_l
     votes = votes_of(voting, corpus, valid, replace(votes_config, max_len=max_len, min_relative_agreement=0.0), log,
                      deadline=deadline, limit=limit, voter_spans=False, cut_at_marks=host.cuts_at_marks())
     left_out = {c.teacher for c in votes.left_out()}
-    return Focus(votes, [t.name for t in voting if t.name not in left_out], host)
+    return Focus(votes, [t.name for t in voting if t.name not in left_out], host, votes_config.span_parser_teachers)
 
 
 def train_focused_pcfg(corpus, out, teachers: list, valid, votes_config: SelfTrainConfig | None = None,

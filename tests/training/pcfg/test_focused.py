@@ -105,7 +105,7 @@ def test_a_focused_runs_bad_options_are_refused_in_one_line(runner, tmp_path, ti
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--teacher", tiny_model_path, "-o",
                                 tmp_path / "a.onlstm", *SMALL]), "--valid")
     one_error_line(run(runner, ["train", corpus, "--family", "pcfg", "--teacher", tiny_model_path, "--valid", valid,
-                                "--second-round", "-o", tmp_path / "b.onlstm"]), "--second-round")
+                                "--targets", "tree", "-o", tmp_path / "b.onlstm"]), "--targets")
     pcfg = tmp_path / "p.onlstm"
     train_pcfg(corpus, pcfg, SMALL_SIZES, PcfgTrainConfig(epochs=1, time_budget=None), valid=valid,
                reporter=QuietReporter())
@@ -184,3 +184,52 @@ def test_a_focused_pcfg_is_allowed_no_span_across_a_mark_of_its_line(tiny_model_
         assert (0, comma) in allowed and (comma, len(levels)) in allowed  # each piece a span
         crossing += any(i < comma < j for i, j in before)
     assert crossing > 0  # the teacher's own trees crossed it
+
+
+def test_a_second_round_focuses_a_pcfg_on_the_span_parsers_trees(tmp_path, tiny_corpus, tiny_model_path):
+    """With --second-round a self-trained teacher proposes its span parser's trees, as it does for a student; the
+    file says so, and a run resumed without the option is refused."""
+    from onlstm_cli.config import SpanParserConfig
+    from onlstm_cli.induction.teachers import model_trees
+    from onlstm_cli.info import focus_rows
+    from onlstm_cli.text.corpus import read_as_trained_with_pieces
+    from onlstm_cli.trees import spans_cut_at_marks
+    from onlstm_cli.training.pcfg.train import focused_text
+    from onlstm_cli.training.student.focus import focus_of, train_focused_pcfg
+    from onlstm_cli.training.student.train import self_train
+    host = load_model(tiny_model_path)
+    student_path = tmp_path / "student.onlstm"
+    self_train(tiny_corpus["train"], student_path, host, tiny_corpus["valid"],
+               SpanParserConfig(vocab_size=len(host.vocab), emb_size=20, hidden_size=16, mlp_size=16),
+               SelfTrainConfig(epochs=2, batch_size=8, lr=0.01), log=lambda line: None)
+    student = load_model(student_path)
+    sentences, pieces = read_as_trained_with_pieces(tiny_corpus["train"], student)
+    levels_of = [levels for words, levels in zip(sentences, pieces) if 2 <= len(words) <= 40]
+    proposed = {}
+    for second_round in (False, True):
+        focus = focus_of([student], tiny_corpus["train"], tiny_corpus["valid"],
+                         SelfTrainConfig(right_branching=0.0, span_parser_teachers=second_round), max_len=40,
+                         log=lambda line: None)
+        assert focus.span_parsers is second_round and focus.host is student
+        text = focused_text(focus.votes, None, 1)
+        kept = [s for s in focus.votes.sentences if len(s) >= 2]
+        own = model_trees(student, kept, span_parsers=second_round)
+        assert len(text.focus) == len(own) == len(levels_of)
+        for allowed, tree, words, levels in zip(text.focus, own, kept, levels_of):
+            cut = spans_cut_at_marks(tree, levels)
+            assert cut <= allowed <= cut | {(0, len(words))}
+        proposed[second_round] = text.focus
+    assert proposed[True] != proposed[False]  # the span parser's trees are not its language model's
+    out = tmp_path / "focused.onlstm"
+    votes = SelfTrainConfig(right_branching=0.0, span_parser_teachers=True)
+    first = train_focused_pcfg(tiny_corpus["train"], out, [student], tiny_corpus["valid"], votes,
+                               PcfgTrainConfig(epochs=1, time_budget=None), config=SMALL_SIZES,
+                               reporter=QuietReporter())
+    focused = load_model(out).meta["focus"]
+    assert focused["span_parsers"] is True
+    assert focus_rows(focused, ())[0][1].startswith(f"each sentence's likelihood over the span parsers' trees of "
+                                                    f"{student_path}")
+    with pytest.raises(TrainingError, match="--second-round"):
+        train_focused_pcfg(tiny_corpus["train"], out, [student], tiny_corpus["valid"],
+                           SelfTrainConfig(right_branching=0.0), PcfgTrainConfig(epochs=2, time_budget=None),
+                           config=SMALL_SIZES, resume=first.checkpoint, reporter=QuietReporter())
