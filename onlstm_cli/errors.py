@@ -50,6 +50,15 @@ class TrainingError(OnlstmError):
     """A problem with the training input or options; the message is one line for the user."""
 
 
+class StoppedBySignal(TrainingError):
+    """Ctrl-C or SIGTERM came before a run had anything to write; the CLI exits with 128 + the signal's number, as
+    a run that stops with a checkpoint does."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
 class RankZeroFailed(TrainingError):
     """Raised on the other ranks where the run could not be set up (rank 0 reports why), so that they exit
     instead of waiting for it, and say nothing."""

@@ -180,7 +180,8 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         log(f"resumed in epoch {progress.epoch} after {progress.step} batches (best validation loss "
             f"{progress.best:.4f})")
     clock = Clock(budget, progress.seconds + time.time() - started)  # its set-up counts too
-    # Ctrl-C or SIGTERM from here on, the teachers' parse included, ends with a checkpoint
+    # Ctrl-C or SIGTERM from here on ends with a checkpoint; during the teachers' parse, at the next chunk, with
+    # nothing written (votes.parsed_in_time)
     with StopSignals() as signals:
         parse_started = time.time()  # the teachers' parse is timed apart: `onlstm info` shows each stage
         # after the checks: the parse takes a while, at most half the time left where a budget is short
@@ -188,7 +189,7 @@ def self_train(corpus: str | Path, out: str | Path, teacher, valid: str | Path,
         deadline = None if left is None or resume is not None else parse_started + left / 2
         # the student's trees are cut at marks when it parses (its host's rule): so are the trees it learns
         data = votes_of(teachers, corpus, valid, train, log, host, deadline, progress.sentences,
-                        cut_at_marks=host.cuts_at_marks())
+                        cut_at_marks=host.cuts_at_marks(), stopped=lambda: signals.caught)
         progress.sentences = len(data.ids)  # a resumed run's batches index these: it parses the same ones
         run = _Run(parser, optimizer, rng, data, train, progress, identity, out, clock, log,
                    {"teacher": voting_names(teachers, data), "corpus": str(corpus), "valid": str(valid),

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from onlstm_cli.config import AUTO, SelfTrainConfig
-from onlstm_cli.errors import TrainingError
+from onlstm_cli.errors import StoppedBySignal, TrainingError
 from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_spans, mutual_agreement,
                                           right_branching_spans)
 from onlstm_cli.induction.teachers import as_teacher, model_trees
@@ -180,7 +180,7 @@ class Votes:
 
 def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: LoadedModel | None = None,
              deadline: float | None = None, limit: int | None = None, voter_spans: bool = True,
-             cut_at_marks: bool = False) -> Votes:
+             cut_at_marks: bool = False, stopped=None) -> Votes:
     """The teachers' trees of the training and validation text, as span targets over the word ids of `host` (the
     model file the student is written into; default: the first teacher's). `teachers`: Teachers
     (induction/teachers.py), or loaded model files, each made the teacher `train` says. `deadline`
@@ -210,7 +210,7 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     by_word_order = order if train.lean_from == "word-order" else None
     split = (lean_split(teachers, free_trees, valid_lengths, log, by_word_order) if train.right_branching == AUTO
              else None)
-    train_trees = parsed_in_time(teachers, sentences, deadline, log)  # one list of trees a voter, per teacher
+    train_trees = parsed_in_time(teachers, sentences, deadline, log, stopped)  # a list of trees a voter, per teacher
     sentences = sentences[:len(train_trees[0][0])]
     # the direction-free trees are the ones they vote with, unless a language model keeps the paper's split
     valid_trees = (free_trees if not any(t.split == "paper" for t in teachers)
@@ -319,14 +319,20 @@ def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) ->
 PARSE_CHUNK = 1000  # training sentences the teachers parse between two looks at the clock
 
 
-def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log) -> list:
+def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log, stopped=None) -> list:
     """Each teacher's voters' trees of the training sentences; with a `deadline` (time.time()), a chunk at a
     time until it passes, at least one chunk: where a time budget is short, the span parser learns from the first
-    sentences rather than the teachers' parse overrunning the budget."""
-    if deadline is None:
+    sentences rather than the teachers' parse overrunning the budget. `stopped` (a callable: the number of the
+    signal, Ctrl-C's or SIGTERM's, once one came, else 0) is asked between chunks: a resumed run parses again, so waiting for the whole parse would save
+    nothing, and a scheduler's SIGKILL could come first."""
+    if deadline is None and stopped is None:
         return [t.voter_trees(sentences) for t in teachers]
     trees, done = [[] for _ in teachers], 0
-    while done < len(sentences) and (done == 0 or time.time() < deadline):
+    while done < len(sentences) and (done == 0 or deadline is None or time.time() < deadline):
+        signum = stopped() if stopped is not None else 0
+        if signum:
+            raise StoppedBySignal(f"stopped while the teachers parsed ({done:,} of {len(sentences):,} training "
+                                  "sentences): nothing was trained or written; run the command again", signum)
         chunk = sentences[done:done + PARSE_CHUNK]
         for k, teacher in enumerate(teachers):
             parts = teacher.voter_trees(chunk)

@@ -733,6 +733,40 @@ def test_a_short_budget_bounds_the_teachers_parse_to_the_sentences_parsed_in_it(
     assert resumed.spans == full.spans[:7]  # a resumed run parses what its first run did, whatever the clock
 
 
+def test_sigterm_during_the_teachers_parse_stops_at_the_next_chunk_with_nothing_written(tiny_loaded, tmp_path,
+                                                                                         monkeypatch):
+    """A resumed run parses again, so a SIGTERM is not held until the whole parse ends: the parse stops at the
+    next chunk, in one line, and neither the file nor a checkpoint is written."""
+    import os
+    import signal
+    from conftest import write_corpus
+    from onlstm_cli.errors import TrainingError
+    from onlstm_cli.induction.teachers import as_teacher
+    from onlstm_cli.training.student import votes
+    from onlstm_cli.training.student.train import self_train
+    monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
+    corpus, valid = write_corpus(tmp_path / "c.txt", 40), write_corpus(tmp_path / "v.txt", 8, seed=1)
+    teacher, chunks = as_teacher(tiny_loaded), []
+    real = teacher.voter_trees
+
+    def parse_then_signal(sentences, *args, **kwargs):
+        if len(sentences) == votes.PARSE_CHUNK:  # a chunk of the training text, not the validation text
+            chunks.append(len(sentences))
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(teacher, "voter_trees", parse_then_signal)
+    out, handler = tmp_path / "s.onlstm", signal.getsignal(signal.SIGTERM)
+    with pytest.raises(TrainingError, match=r"stopped while the teachers parsed \(5 of 40 training sentences\)") \
+            as excinfo:
+        self_train(corpus, out, teacher, valid, train=SelfTrainConfig(epochs=1), log=lambda line: None,
+                   host=tiny_loaded)
+    assert excinfo.value.exit_code == 128 + signal.SIGTERM  # 143, as a run stopped with a checkpoint exits
+    assert chunks == [5]  # the second chunk was never parsed
+    assert not out.exists() and not out.with_name(out.name + ".ckpt").exists()
+    assert signal.getsignal(signal.SIGTERM) == handler  # the handler before the run is put back
+
+
 def test_a_student_without_a_language_model_host_parses_and_has_a_card(tiny_corpus, tmp_path):
     """Issue 51: no teacher is a language model, so the student is a span parser file of its own (kind "span"):
     `parse` reads it, `info` says what it is, and asking it for a layer is a one-line error."""
