@@ -4,6 +4,7 @@ kinds, in one place so that any layer can raise them without importing another."
 
 class OnlstmError(Exception):
     """Bad input, options or files; str(error) is one line for the user."""
+    exit_code = 2
 
 
 class UserError(OnlstmError):

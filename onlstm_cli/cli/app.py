@@ -60,7 +60,7 @@ def friendly_errors(command):
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except OnlstmError as e:
-            fail(str(e), getattr(e, "exit_code", 2))
+            fail(str(e), e.exit_code)
         except Exception as e:  # noqa: BLE001 — anything else is still one line, never a traceback
             name = type(e).__name__
             if isinstance(e, (OSError, UnicodeError)):

@@ -323,14 +323,13 @@ def parsed_in_time(teachers: list, sentences: list, deadline: float | None, log,
     """Each teacher's voters' trees of the training sentences; with a `deadline` (time.time()), a chunk at a
     time until it passes, at least one chunk: where a time budget is short, the span parser learns from the first
     sentences rather than the teachers' parse overrunning the budget. `stopped` (a callable: the number of the
-    signal, Ctrl-C's or SIGTERM's, once one came, else 0) is asked between chunks: a resumed run parses again, so waiting for the whole parse would save
-    nothing, and a scheduler's SIGKILL could come first."""
+    signal, Ctrl-C's or SIGTERM's, once one came, else 0) is asked between chunks: a resumed run parses again, so
+    waiting for the whole parse would save nothing, and a scheduler's SIGKILL could come first."""
     if deadline is None and stopped is None:
         return [t.voter_trees(sentences) for t in teachers]
     trees, done = [[] for _ in teachers], 0
     while done < len(sentences) and (done == 0 or deadline is None or time.time() < deadline):
-        signum = stopped() if stopped is not None else 0
-        if signum:
+        if stopped is not None and (signum := stopped()):
             raise StoppedBySignal(f"stopped while the teachers parsed ({done:,} of {len(sentences):,} training "
                                   "sentences): nothing was trained or written; run the command again", signum)
         chunk = sentences[done:done + PARSE_CHUNK]
