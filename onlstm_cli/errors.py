@@ -57,6 +57,7 @@ class StoppedBySignal(TrainingError):
 
     def __init__(self, message: str, signum: int):
         super().__init__(message)
+        self.signal = signum
         self.exit_code = 128 + signum
 
 

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict
+from onlstm_cli.errors import StoppedBySignal
 from onlstm_cli.induction.parallel import usable_cores
 from onlstm_cli.training.families import TeacherJob
 from onlstm_cli.training.lm.train import LineReporter
@@ -162,6 +163,8 @@ def train_seed(job: TeacherJob, results, parent: int, live: bool = False) -> Non
         outcome = asdict(job.family.train(job, reporter))
     except KeyboardInterrupt as e:  # stopped before its training's handlers were set: nothing to checkpoint yet
         outcome = {"interrupted": True, "stop_signal": getattr(e, "signal", signal.SIGINT)}
+    except StoppedBySignal as e:  # stopped while its teachers parsed (a focused PCFG's): nothing written either
+        outcome = {"interrupted": True, "stop_signal": e.signal}
     except Exception as e:  # said in the recipe's one line; the traceback helps no user
         outcome = {"error": str(e) or type(e).__name__}
     sys.stderr.flush()

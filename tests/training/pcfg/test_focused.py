@@ -233,3 +233,34 @@ def test_a_second_round_focuses_a_pcfg_on_the_span_parsers_trees(tmp_path, tiny_
         train_focused_pcfg(tiny_corpus["train"], out, [student], tiny_corpus["valid"],
                            SelfTrainConfig(right_branching=0.0), PcfgTrainConfig(epochs=2, time_budget=None),
                            config=SMALL_SIZES, resume=first.checkpoint, reporter=QuietReporter())
+
+
+def test_sigterm_while_a_focused_pcfgs_teachers_parse_stops_at_the_next_chunk_with_nothing_written(
+        tmp_path, tiny_corpus, tiny_model_path, monkeypatch):
+    """As a student's: SIGTERM during the teachers' parse stops it at the next chunk, in one line, with the exit
+    code of a stopped run, and neither the file nor a checkpoint is written."""
+    import os
+    import signal
+    from onlstm_cli.induction.teachers import as_teacher
+    from onlstm_cli.training.student import votes
+    from onlstm_cli.training.student.focus import train_focused_pcfg
+    monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
+    teacher, chunks = as_teacher(load_model(tiny_model_path)), []
+    real = teacher.voter_trees
+
+    def parse_then_signal(sentences, *args, **kwargs):
+        if len(sentences) == votes.PARSE_CHUNK:  # a chunk of the training text, not the validation text
+            chunks.append(len(sentences))
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(teacher, "voter_trees", parse_then_signal)
+    out, handler = tmp_path / "focused.onlstm", signal.getsignal(signal.SIGTERM)
+    with pytest.raises(TrainingError, match=r"stopped while the teachers parsed \(5 of \d+ training sentences\)") \
+            as excinfo:
+        train_focused_pcfg(tiny_corpus["train"], out, [teacher], tiny_corpus["valid"], SelfTrainConfig(),
+                           PcfgTrainConfig(epochs=1, time_budget=None), config=SMALL_SIZES, reporter=QuietReporter())
+    assert excinfo.value.exit_code == 128 + signal.SIGTERM
+    assert chunks == [5]  # the second chunk was never parsed
+    assert not out.exists() and not out.with_name(out.name + ".ckpt").exists()
+    assert signal.getsignal(signal.SIGTERM) == handler

@@ -123,3 +123,26 @@ def test_the_last_line_says_which_branching_tree_voted_or_why_none_did(tmp_path,
     teachers = [{"family": "onlstm", "seed": s, "path": f"x.lm-seed{s}.onlstm", "valid_ppl": 100.0} for s in (1, 2)]
     state = RecipeState({"train": {"time_budget": 600.0}}, teachers, span_parser, {"language_models": 270.0})
     assert said in RecipeResult(tmp_path / "x.onlstm", state).summary()
+
+
+def test_a_seed_stopped_while_its_teachers_parse_is_an_interruption_not_a_failure(monkeypatch):
+    """A focused PCFG's process stopped by SIGTERM while its teachers parse (StoppedBySignal, nothing written) is
+    an interrupted seed, as one stopped before its handlers is: the recipe resumes it, it does not fail."""
+    import os
+    import queue
+    import sys
+    from types import SimpleNamespace
+    from onlstm_cli.errors import StoppedBySignal
+    from onlstm_cli.training.recipe.side_by_side import train_seed
+
+    class StoppedFamily:
+        def train(self, job, reporter):
+            raise StoppedBySignal("stopped while the teachers parsed", signal.SIGTERM)
+
+    monkeypatch.setattr(sys, "stderr", sys.stderr)  # train_seed sets the seed's own: put back after the test
+    handler, results = signal.getsignal(signal.SIGTERM), queue.Queue()
+    try:
+        train_seed(SimpleNamespace(number=3, label="pcfg seed 1111", family=StoppedFamily()), results, os.getppid())
+    finally:
+        signal.signal(signal.SIGTERM, handler)
+    assert results.get_nowait() == (3, {"interrupted": True, "stop_signal": signal.SIGTERM})
