@@ -14,7 +14,7 @@ from onlstm_cli.config import AUTO, SelfTrainConfig
 from onlstm_cli.errors import StoppedBySignal, TrainingError
 from onlstm_cli.evaluation.metrics import (branching_agreements, left_branching_spans, mutual_agreement,
                                           right_branching_spans)
-from onlstm_cli.induction.teachers import as_teacher, model_trees
+from onlstm_cli.induction.teachers import SpanParserTeacher, as_teacher, model_trees
 from onlstm_cli.modelfile import LoadedModel
 from onlstm_cli.span.model import cky
 from onlstm_cli.text.corpus import read_as_trained_with_pieces
@@ -220,7 +220,8 @@ def votes_of(teachers: list, corpus, valid, train: SelfTrainConfig, log, host: L
     agreement, mutual = teachers_agreement(teachers, parse_layers, valid_trees, log)
     right, left = train.right_branching, 0.0
     if right == AUTO:
-        right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log)
+        right, left = auto_voter(parse_layers, valid_lengths, mutual, order, by_word_order, log,
+                                 learned_from_votes(teachers))
     weights = voter_weights(train.teacher_weights, teachers, valid_trees, mutual, valid_lengths, log)
     train_trees = [trees for own in train_trees for trees in own]  # every voter, each layer of each teacher
     valid_trees = [trees for own in valid_trees for trees in own]
@@ -277,24 +278,40 @@ def voter_weights(weighting: str, teachers: list, voters_of: list, mutual: list[
 
 
 def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | None, order: WordOrder | None,
-               by_word_order: WordOrder | None, log) -> tuple[float, float]:
+               by_word_order: WordOrder | None, log, learned: list[str] = ()) -> tuple[float, float]:
     """AUTO's (right-branching voter's weight, left-branching voter's), logged: over each teacher's parse layer,
     K = the teachers (read over every layer's voter, the layers above (less alike) and the doubled K inflated it
     until the consensus was the right-branching tree); in the direction word order shows where `by_word_order`
-    is given; a warning where the direction the trees lean is not the one their word order shows."""
+    is given; a warning where the direction the trees lean is not the one their word order shows. None where
+    a teacher is `learned` (learned_from_votes)."""
     chosen = auto_weight(parse_layers, lengths, mutual)
     if by_word_order is not None:
         chosen.given = by_word_order.direction or "none"
         chosen.why_none = by_word_order.why_none
+    if learned:
+        chosen.given, chosen.why_none = "none", (
+            f"{', '.join(learned)} vote{'s' if len(learned) == 1 else ''} with a span parser's trees, whose lean was "
+            "learned from an earlier round's votes, a branching voter's among them: it survives the shuffle, and "
+            "neither it nor word order reads the text's own direction")
     log(f"the branching voter: {chosen}" if len(parse_layers) > 1 else
         "the branching voter: none (auto, with one teacher)")
-    if order is not None and by_word_order is None and chosen.weight > 0 and order.direction != chosen.direction:
+    if (order is not None and by_word_order is None and not learned and chosen.weight > 0
+            and order.direction != chosen.direction):
         log(f"warning: the {chosen.direction}-branching voter follows the way the teachers' trees lean, but their "
             "word order (the part of that lean that shuffling each sentence's words takes away) shows "
             + (f"a {order.direction} lean" if order.direction else "no direction")
             + ": the lean may be the models' own, not the text's (--lean-from word-order reads the direction from "
             "word order alone)")
     return chosen.weights()
+
+
+def learned_from_votes(teachers: list) -> list[str]:
+    """The teachers (their files' names) that vote with a span parser's trees, a second round's (SpanParserTeacher
+    over a self-trained file): `auto` gives no branching voter where there is one. In English a voter cost such a
+    student 3.83 (right, read from the trees' lean) and word order read a left lean; the Chinese student did as
+    well without one (docs/experiments/pcfg.md)."""
+    return [Path(t.name).name for t in teachers
+            if isinstance(t, SpanParserTeacher) and t.host is not None and t.host.tree_parser is not None]
 
 
 def say_teachers(teachers: list, sentences: list, valid_sentences: list, log) -> None:

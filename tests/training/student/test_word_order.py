@@ -135,3 +135,34 @@ def test_teachers_too_lexical_for_a_direction_keep_the_symmetric_split_and_say_w
     assert [t.split for t in teachers] == ["symmetric", "symmetric"]
     assert said[0].startswith("the split: symmetric (the teachers' trees are too lexical to show the text's "
                               "direction: they agree with word frequency's trees 16.0 points above random trees'")
+
+
+@pytest.mark.parametrize("lean_from", ["word-order", "trees"])
+def test_auto_gives_no_voter_where_a_teacher_votes_with_a_span_parsers_trees(tiny_loaded, tiny_corpus, lean_from):
+    """A second round: a span parser learned its lean from an earlier round's votes, so the lean its trees keep on
+    shuffled words is not the model's own, and neither reading is the text's; the teachers of
+    test_a_lean_that_shuffling_takes_away_chooses_its_direction get a right-branching voter, these none."""
+    import types
+    from onlstm_cli.induction.teachers import SpanParserTeacher
+    from onlstm_cli.text.corpus import read_as_trained
+    from onlstm_cli.training.student.votes import learned_from_votes
+
+    class SecondRoundTeacher(OrderTeacher, SpanParserTeacher):
+        def coverage_warning(self, sentences):
+            return None
+
+    written = {tuple(s) for s in read_as_trained(tiny_corpus["valid"], tiny_loaded)}
+    said, teachers = [], [SecondRoundTeacher(f"r2-{k}.onlstm", "order", written, tiny_loaded.tokenizer)
+                          for k in range(2)]
+    teachers[1].host = types.SimpleNamespace(tree_parser=None)  # a file without a span parser: its LM's trees
+    assert learned_from_votes(teachers) == []
+    teachers[1].host = types.SimpleNamespace(tree_parser=object())  # a self-trained file's span parser
+    assert learned_from_votes(teachers) == ["r2-1.onlstm"]
+    assert learned_from_votes([OrderTeacher("lm.onlstm", "order", written, tiny_loaded.tokenizer)]) == []
+    votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
+                     SelfTrainConfig(right_branching="auto", max_branching_agreement=100.0, lean_from=lean_from),
+                     said.append, host=tiny_loaded)
+    assert (votes.right_branching, votes.left_branching) == (0.0, 0.0)
+    assert any(line.startswith("the branching voter: none (auto: r2-1.onlstm votes with a span parser's trees, "
+                               "whose lean was learned from an earlier round's votes") for line in said), said
+    assert not any(line.startswith("warning") for line in said)
