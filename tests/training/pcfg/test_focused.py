@@ -140,7 +140,7 @@ def test_the_teachers_parse_for_a_quarter_of_the_time_the_run_really_has(monkeyp
     from onlstm_cli.training.run.clock import Budget
     seen = {}
 
-    def stop(teachers, corpus, valid, votes_config, max_len, log, deadline=None, limit=None):
+    def stop(teachers, corpus, valid, votes_config, max_len, log, deadline=None, limit=None, stopped=None):
         seen["deadline"] = deadline
         raise TrainingError("stopped here")
     monkeypatch.setattr(focus_module, "focus_of", stop)
