@@ -307,9 +307,9 @@ def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | Non
 
 def learned_from_votes(teachers: list) -> list[str]:
     """The teachers (their files' names) that vote with a span parser's trees, a second round's (SpanParserTeacher
-    over a self-trained file): `auto` gives no branching voter where there is one. In English a voter cost such a
-    student 3.83 (right, read from the trees' lean) and word order read a left lean; the Chinese student did as
-    well without one (docs/experiments/pcfg.md)."""
+    over a self-trained file): `auto` gives no branching voter where there is one. Such a student lost 3.83 in
+    English with a voter read from the trees' lean (word order there reads a left lean), and a Chinese one gained
+    a little without the voter `auto` had given it (docs/experiments/pcfg.md)."""
     return [Path(t.name).name for t in teachers
             if isinstance(t, SpanParserTeacher) and t.host is not None and t.host.tree_parser is not None]
 
