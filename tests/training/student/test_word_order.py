@@ -154,9 +154,11 @@ def test_auto_gives_no_voter_where_a_teacher_votes_with_a_span_parsers_trees(tin
     written = {tuple(s) for s in read_as_trained(tiny_corpus["valid"], tiny_loaded)}
     said, teachers = [], [SecondRoundTeacher(f"r2-{k}.onlstm", "order", written, tiny_loaded.tokenizer)
                           for k in range(2)]
-    teachers[1].host = types.SimpleNamespace(tree_parser=None)  # a file without a span parser: its LM's trees
+    teachers[1].host = types.SimpleNamespace(kind="onlstm", tree_parser=None)  # no span parser: its LM's trees
     assert learned_from_votes(teachers) == []
-    teachers[1].host = types.SimpleNamespace(tree_parser=object())  # a self-trained file's span parser
+    teachers[1].host = types.SimpleNamespace(kind="pcfg", tree_parser=object())  # a PCFG: its own grammar's trees
+    assert learned_from_votes(teachers) == []
+    teachers[1].host = types.SimpleNamespace(kind="onlstm", tree_parser=object())  # a self-trained file's parser
     assert learned_from_votes(teachers) == ["r2-1.onlstm"]
     assert learned_from_votes([OrderTeacher("lm.onlstm", "order", written, tiny_loaded.tokenizer)]) == []
     votes = votes_of(teachers, tiny_corpus["train"], tiny_corpus["valid"],
