@@ -308,9 +308,9 @@ def auto_voter(parse_layers: list, lengths: list[int], mutual: list[float] | Non
 def learned_from_votes(teachers: list) -> list[str]:
     """The teachers (their files' names) that vote with a span parser's trees, a second round's (SpanParserTeacher
     over a self-trained file; a PCFG's file, which --second-round also reads through it, votes with its own
-    grammar's trees): `auto` gives no branching voter where there is one. Such a student lost 3.83 in
-    English with a voter read from the trees' lean (word order there reads a left lean), and a Chinese one gained
-    a little without the voter `auto` had given it (docs/experiments/pcfg.md)."""
+    grammar's trees): `auto` gives no branching voter where there is one. Such a student lost in English with a
+    voter read from the trees' lean (word order there reads a left lean), and a Chinese one gained without the
+    voter `auto` had given it (docs/experiments/pcfg.md)."""
     return [Path(t.name).name for t in teachers
             if isinstance(t, SpanParserTeacher) and t.host is not None and t.host.kind != "pcfg"
             and t.host.tree_parser is not None]
