@@ -58,7 +58,10 @@ class StoppedBySignal(TrainingError):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.signal = signum
-        self.exit_code = 128 + signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signal
 
 
 class RankZeroFailed(TrainingError):

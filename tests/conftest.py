@@ -57,6 +57,23 @@ def write_corpus(path: Path, n: int, seed: int = 0) -> Path:
     return path
 
 
+def sigterm_after_first_chunk(monkeypatch, teacher, chunk: int = 5) -> list[int]:
+    """Makes the teachers' parse (votes.parsed_in_time) go `chunk` training sentences at a time and `teacher` send
+    its process SIGTERM as it parses each chunk; returns the list of chunk sizes it was asked to parse."""
+    from onlstm_cli.training.student import votes
+    monkeypatch.setattr(votes, "PARSE_CHUNK", chunk)
+    chunks, real = [], teacher.voter_trees
+
+    def parse_then_signal(sentences, *args, **kwargs):
+        if len(sentences) == chunk:  # a chunk of the training text, not the validation text
+            chunks.append(len(sentences))
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(teacher, "voter_trees", parse_then_signal)
+    return chunks
+
+
 class QuietReporter:
     """A Reporter that records what training told it instead of printing."""
 

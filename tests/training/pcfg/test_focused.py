@@ -239,22 +239,12 @@ def test_sigterm_while_a_focused_pcfgs_teachers_parse_stops_at_the_next_chunk_wi
         tmp_path, tiny_corpus, tiny_model_path, monkeypatch):
     """As a student's: SIGTERM during the teachers' parse stops it at the next chunk, in one line, with the exit
     code of a stopped run, and neither the file nor a checkpoint is written."""
-    import os
     import signal
+    from conftest import sigterm_after_first_chunk
     from onlstm_cli.induction.teachers import as_teacher
-    from onlstm_cli.training.student import votes
     from onlstm_cli.training.student.focus import train_focused_pcfg
-    monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
-    teacher, chunks = as_teacher(load_model(tiny_model_path)), []
-    real = teacher.voter_trees
-
-    def parse_then_signal(sentences, *args, **kwargs):
-        if len(sentences) == votes.PARSE_CHUNK:  # a chunk of the training text, not the validation text
-            chunks.append(len(sentences))
-            os.kill(os.getpid(), signal.SIGTERM)
-        return real(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(teacher, "voter_trees", parse_then_signal)
+    teacher = as_teacher(load_model(tiny_model_path))
+    chunks = sigterm_after_first_chunk(monkeypatch, teacher)
     out, handler = tmp_path / "focused.onlstm", signal.getsignal(signal.SIGTERM)
     with pytest.raises(TrainingError, match=r"stopped while the teachers parsed \(5 of \d+ training sentences\)") \
             as excinfo:

@@ -737,25 +737,14 @@ def test_sigterm_during_the_teachers_parse_stops_at_the_next_chunk_with_nothing_
                                                                                          monkeypatch):
     """A resumed run parses again, so a SIGTERM is not held until the whole parse ends: the parse stops at the
     next chunk, in one line, and neither the file nor a checkpoint is written."""
-    import os
     import signal
-    from conftest import write_corpus
+    from conftest import sigterm_after_first_chunk, write_corpus
     from onlstm_cli.errors import TrainingError
     from onlstm_cli.induction.teachers import as_teacher
-    from onlstm_cli.training.student import votes
     from onlstm_cli.training.student.train import self_train
-    monkeypatch.setattr(votes, "PARSE_CHUNK", 5)
     corpus, valid = write_corpus(tmp_path / "c.txt", 40), write_corpus(tmp_path / "v.txt", 8, seed=1)
-    teacher, chunks = as_teacher(tiny_loaded), []
-    real = teacher.voter_trees
-
-    def parse_then_signal(sentences, *args, **kwargs):
-        if len(sentences) == votes.PARSE_CHUNK:  # a chunk of the training text, not the validation text
-            chunks.append(len(sentences))
-            os.kill(os.getpid(), signal.SIGTERM)
-        return real(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(teacher, "voter_trees", parse_then_signal)
+    teacher = as_teacher(tiny_loaded)
+    chunks = sigterm_after_first_chunk(monkeypatch, teacher)
     out, handler = tmp_path / "s.onlstm", signal.getsignal(signal.SIGTERM)
     with pytest.raises(TrainingError, match=r"stopped while the teachers parsed \(5 of 40 training sentences\)") \
             as excinfo:
