@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +52,16 @@ def test_the_second_round_trains_on_the_first_span_parser_and_the_pcfgs(two_roun
     # the finished recipe keeps the first span parser (a teacher of --out), not its checkpoint
     assert not checkpoint_path(first).exists() and not checkpoint_path(out).exists()
     assert first.name in result.summary()
+
+
+def test_time_a_second_round_leaves_is_said_as_its_own():
+    """A recipe whose second round stopped on its validation loss says so of the time it left, not that its models
+    ended before theirs."""
+    from onlstm_cli.training.recipe.record import RecipeResult
+    spent = {"language_models": 1800.0, "span_parser": 1200.0, "second_round": 90.0}
+    state = RecipeState({"train": {"time_budget": 3600.0}}, [], {}, spent, {"path": "r.round1.onlstm"})
+    text = RecipeResult(Path("r.onlstm"), state).stages_text()
+    assert "the second round 1.5 min" in text and "8.5 min of the 60-min budget not spent (the second round" in text
 
 
 def test_the_final_file_says_it_is_a_second_round(two_rounds):
