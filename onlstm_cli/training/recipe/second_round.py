@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from onlstm_cli.config import AUTO
 from onlstm_cli.training.recipe.files import first_round_path
 from onlstm_cli.training.recipe.voters import weight_text
 
@@ -62,18 +63,19 @@ def train(run, state):
     from onlstm_cli.training.student.train import checkpoint_seconds, self_train
     from onlstm_cli.training.run.files import checkpoint_path
     files = teacher_files(run.out, state)
+    pcfgs = len(files) - 1
     ckpt = checkpoint_path(run.out)
     resume = ckpt if ckpt.exists() else None
     budget = run.clock.span_parser_budget(state, checkpoint_seconds(resume))
     run.log(f"recipe: stage 3 of 3, a second round: a span parser on the votes of {files[0].name} (its trees) and "
-            f"{len(files) - 1} focused PCFG{'s' if len(files) > 2 else ''} → {run.out}"
+            f"{pcfgs} focused PCFG{'s' if pcfgs > 1 else ''} → {run.out}"
             f"{', resumed from its checkpoint' if resume else ''}"
             + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
-    pcfgs = len(files) - 1
     voter = run.self_train.right_branching
     votes = (f"a second round: a span's target is its share of the votes: the trees of the first span parser "
              f"({files[0].name}) and the {pcfgs} focused PCFGs' own trees weigh 1 each"
-             + (f", a branching tree ({weight_text(voter)})" if voter else ""))
+             + ("; no branching tree (auto gives none where a teacher votes with a span parser's trees)"
+                if voter == AUTO else f", a branching tree ({weight_text(voter)})" if voter else ""))
     record = {**run.recipe_record(state), "votes": votes, "first_round": state.first_round}
     result = self_train(run.corpus, run.out, [load_model(path) for path in files], run.valid, None,
                         training(run, budget), run.budget.part(budget), resume, log=run.log, recipe=record)

@@ -69,7 +69,8 @@ def test_the_final_file_says_it_is_a_second_round(two_rounds):
     report = model_info(out)
     card = info_text(report)
     assert "a second round, on the first span parser's trees (r.round1.onlstm" in card
-    assert "the trees of the first span parser (r.round1.onlstm) and the 2 focused PCFGs' own trees" in card
+    assert ("the trees of the first span parser (r.round1.onlstm) and the 2 focused PCFGs' own trees weigh 1 each; "
+            "no branching tree (auto gives none" in card)
     span = report["span_parser"]
     assert [p.rsplit("/", 1)[-1] for p in span["teachers"]] == [
         "r.round1.onlstm", "r.pcfg-seed1111.onlstm", "r.pcfg-seed1112.onlstm"]
