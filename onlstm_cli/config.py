@@ -338,6 +338,10 @@ class RecipeConfig:
                                    # they stop early), K unfocused PCFGs reading rare words by their endings, then K more
                                    # focused ones, train in it, in the rounds that fit. Off: on the one-hour Turkish
                                    # recipe the student gained less than its rule asked (docs/experiments/pcfg.md)
+    second_round: bool = True      # with focused PCFGs: the span parser gets two thirds of the time stage 1 leaves and is
+                                   # kept beside --out (OUT.round1.onlstm); then a second one trains on the votes of its
+                                   # trees and the PCFGs' in the rest, written to --out: above the first on the one-hour
+                                   # Turkish and Portuguese recipes' files in every protocol (docs/experiments/pcfg.md)
 
     def check(self) -> "RecipeConfig":
         """The recipe's options, each bad one a one-line TrainingError; the branching voter's weight as a number

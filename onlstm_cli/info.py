@@ -387,6 +387,10 @@ def recipe_rows(recipe: dict, span: dict, checked: bool = True) -> list[tuple[st
     seeds = recipe.get("seeds") if isinstance(recipe.get("seeds"), list) else recipe["teachers"]
     rows = [("made by", f"recipe (train --seeds {len(seeds)}): {teachers}"),
             ("votes", str(recipe.get("votes") or "-")), ("times", f"stage times: {stage_times(recipe, span)}")]
+    first = recipe.get("first_round")  # the span parser whose trees taught a second round (recipe/second_round.py)
+    if isinstance(first, dict):
+        rows.insert(1, ("rounds", f"a second round, on the first span parser's trees ({first.get('path')}, "
+                                  f"{count(first.get('epochs'), 'epoch')}, validation loss {first.get('valid_loss')})"))
     if checked and isinstance(recipe.get("student_check"), dict):
         rows.append(("checked", student_check_text(recipe["student_check"])))
     shapes = recipe.get("branching_agreement")

@@ -86,6 +86,7 @@ class TrainOptions:
     keep_intermediate: bool = typer.Option(RECIPE_DEFAULTS["keep_intermediate"], "--keep-intermediate", help="With --seeds: a finished recipe keeps its checkpoints, the language models' token files and the held-out split beside --out (only a rerun with a larger --time-budget reads them). By default they are removed once the recipe has finished; the language models, the span parser and the record stay.")
     focus_pcfgs: bool = typer.Option(RECIPE_DEFAULTS["focus_pcfgs"], "--focus-pcfgs/--no-focus-pcfgs", help="With --seeds and --families onlstm,pcfg: the PCFGs train once the language models have, each focused on the trees their votes propose (the --teacher of --family pcfg); without it, side by side with them on the text alone.")
     more_pcfgs: bool = typer.Option(RECIPE_DEFAULTS["more_pcfgs"], "--more-pcfgs/--no-more-pcfgs", help="With --seeds and focused PCFGs: where the PCFGs stop early and leave stage 1 time (a small text), more PCFGs train in it, in the rounds that fit: --seeds PCFGs reading rare words by their endings (OUT.pcfg-endings-seedS.onlstm, unfocused), then --seeds more focused ones; each votes. Where the PCFGs use their time, none do.")
+    two_rounds: bool = typer.Option(RECIPE_DEFAULTS["second_round"], "--two-rounds/--one-round", help=f"With --seeds and focused PCFGs: the span parser trains in two thirds of the time the models leave and is kept beside --out (OUT.round1.onlstm); then a second span parser, on the votes of its trees and of the PCFGs, trains in the rest, until its validation loss has not improved for {SELF_TRAIN_DEFAULTS['patience']} epochs, and is written to --out. --one-round: the span parser on the models' votes is the last stage, in all their time.")
     families: Optional[str] = typer.Option(None, "--families", metavar="<auto|onlstm,pcfg>", help=f"With --seeds: the model families whose models teach, each trained with --seeds seeds side by side within the one --time-budget and each voting (e.g. onlstm,pcfg; a PCFG is written beside --out as OUT.pcfg-seedS.onlstm; pcfg-endings: unfocused PCFGs that read rare words by their endings). Default {RECIPE_DEFAULTS['families']}: onlstm,pcfg where the text has fewer than {RECIPE_DEFAULTS['pcfg_below_words_per_hour']:,.0f} words an hour of --time-budget, else onlstm.")
     seeds: int = typer.Option(RECIPE_DEFAULTS["seeds"], "--seeds", help=f"The self-training recipe in one command: this many language models (seeds --seed, --seed + 1, …; the Run, Language model and Text options apply to them, each written beside --out as OUT.lm-seedS.onlstm), then a span parser on the votes of their trees (each model's parse layer and the layer above it vote; a failed run, by --max-ppl-ratio, does not), written to --out. --time-budget is for the whole recipe: {RECIPE_DEFAULTS['lm_share']:.0%} for the language models, shared out in rounds of --side-by-side models, the rest for the span parser (the teachers' parse included). Without --valid, every 20th line of the corpus is held out to validate on. Rerun the same command to pick an interrupted recipe up where it stopped, or with a larger --time-budget to give a finished recipe's language models more time (those cut short go on; the span parser trains again). 1: one language model, no recipe.")
 
@@ -96,7 +97,8 @@ class TrainOptions:
 
 # The sections of `train --help`, in the order it shows them: the recipe first, what every mode shares next.
 TRAIN_PANELS = {
-    "Recipe (--seeds K)": ("seeds", "families", "focus_pcfgs", "more_pcfgs", "side_by_side", "max_ppl_ratio", "keep_intermediate"),
+    "Recipe (--seeds K)": ("seeds", "families", "focus_pcfgs", "more_pcfgs", "two_rounds", "side_by_side", "max_ppl_ratio",
+                           "keep_intermediate"),
     "Run (every mode)": ("out", "valid", "time_budget", "epochs", "resume", "threads", "device", "checkpoint_every",
                          "seed", "lr", "batch_size", "clip", "loss_log"),
     "Model family (without --seeds)": ("family",),
@@ -224,7 +226,7 @@ def language_models(o: TrainOptions, budget: Budget, notes: list):
         if o.seeds > 1:
             from onlstm_cli.training.recipe.runner import run_recipe
             recipe = RecipeConfig(seeds=o.seeds, side_by_side=o.side_by_side, keep_intermediate=o.keep_intermediate,
-                                  focus_pcfgs=o.focus_pcfgs, more_pcfgs=o.more_pcfgs,
+                                  focus_pcfgs=o.focus_pcfgs, more_pcfgs=o.more_pcfgs, second_round=o.two_rounds,
                                   **o.given("right_branching", "max_ppl_ratio"),
                                   **({"families": family_list(o.families)} if o.families is not None else {}))
             result = run_recipe(o.corpus, o.out, o.valid, model_config, train_config, lm_options, recipe=recipe,

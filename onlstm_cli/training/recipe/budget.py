@@ -7,7 +7,8 @@ The teachers (every family's models) get `lm_share` × B; the models that train 
 each round a wall-clock deadline (the processes' start-up and the models' set-up inside it), and each model also
 no more than lm_share × B / ⌈K / side-by-side⌉ of its own training (counted over its resumed runs, as plain
 training counts it). The span parser stage gets the rest, B minus what the recipe has spent: the teachers' parse
-included, and the time the language models' stage took beyond its share taken from it.
+included, and the time the language models' stage took beyond its share taken from it; where a second round
+follows, the first span parser gets two thirds of that, the second round the rest (recipe/second_round.py).
 """
 from __future__ import annotations
 
@@ -57,11 +58,12 @@ class StagePlan:
         now = time.time()
         return [now + left * (k // self.slots + 1) / rounds for k in range(models)]
 
-    def span_parser_budget(self, state, its_seconds: float) -> float | None:
-        """self_train's budget (counted over its resumed runs, `its_seconds` so far): the recipe's time left."""
+    def span_parser_budget(self, state, its_seconds: float, reserve: float = 0.0) -> float | None:
+        """self_train's budget (counted over its resumed runs, `its_seconds` so far): the recipe's time left, less
+        `reserve`, what a stage after it keeps (recipe/second_round.py)."""
         if self.budget is None:
             return None
-        return max(0.0, self.budget - self.spent(state)) + its_seconds
+        return max(0.0, self.budget - self.spent(state) - reserve) + its_seconds
 
     def seconds_left(self, state) -> float | None:
         """The most the recipe can still take (None: no time budget)."""
@@ -84,9 +86,11 @@ class StageProgress:
     """The recipe's own line every `every` seconds while its language models train side by side, where each
     process's lines say only how its own model goes: the stage, the seeds training, the time left."""
 
-    def __init__(self, clock: StagePlan, state, every: float, log, total: int, models: str = "language models"):
+    def __init__(self, clock: StagePlan, state, every: float, log, total: int, models: str = "language models",
+                 stages: int = 2):
         self.clock, self.state, self.every, self.log = clock, state, every, log
         self.total, self.models = total, models  # the stage's models, the more PCFGs included, and their word
+        self.stages = stages  # the recipe's stages, a second round's included
         self.started = self.last = time.monotonic()
 
     def tick(self, training: list, waiting: int) -> None:
@@ -97,7 +101,7 @@ class StageProgress:
         self.last = now
         seeds = (f"seed{'s' if len(training) > 1 else ''} {', '.join(str(job.seed) for job in training)}"
                  if all(job.family.name == "onlstm" for job in training) else ", ".join(j.label for j in training))
-        text = (f"recipe: stage 1 of 2, {len(self.state.teachers)} of {self.total} {self.models} done, "
+        text = (f"recipe: stage 1 of {self.stages}, {len(self.state.teachers)} of {self.total} {self.models} done, "
                 f"training {seeds}"
                 + (f", {waiting} waiting" if waiting else "")
                 + f"; {(now - self.started) / 60:.1f} min in this stage")

@@ -1,15 +1,17 @@
 """The files a recipe (recipe/runner.py) writes beside --out, and what it leaves there once it has finished.
 
 Beside OUT: each language model, OUT.lm-seedS.onlstm, with its checkpoint (.ckpt) and the corpus as its ids
-(.tokens); the span parser's checkpoint, OUT.ckpt; without --valid, the held-out split, OUT.recipe-train.txt
+(.tokens); the span parser's checkpoint, OUT.ckpt; where a second round follows the first span parser, that one's
+file, OUT.round1.onlstm, and its checkpoint; without --valid, the held-out split, OUT.recipe-train.txt
 and OUT.recipe-valid.txt; and the record, OUT.recipe.json.
 
 A finished recipe needs only OUT, the language models (the record names them as the teachers whose votes
-made OUT: `info`, `ensemble` and `parse --model` read them; OUT itself holds the first one's language model)
-and the record. The checkpoints, token files and split text are intermediate: they serve a resume, and a
-larger --time-budget that sends the language models on from their checkpoints. They stay while a rerun may
-need them (an interrupted recipe keeps them all), and go once the recipe has finished, unless
---keep-intermediate; a finished recipe rerun with a larger budget then says it cannot go on.
+made OUT: `info`, `ensemble` and `parse --model` read them; OUT itself holds the first one's language model),
+the first span parser where a second round trained on its votes, and the record. The checkpoints, token files and
+split text are intermediate: they serve a resume, and a larger --time-budget that sends the language models on
+from their checkpoints. They stay while a rerun may need them (an interrupted recipe keeps them all), and go once
+the recipe has finished, unless --keep-intermediate; a finished recipe rerun with a larger budget then says it
+cannot go on.
 """
 from __future__ import annotations
 
@@ -37,6 +39,11 @@ def recipe_seeds(first: int, count: int) -> list[int]:
 def lm_path(out: Path, seed: int) -> Path:
     """Where the language model of one seed goes: beside --out, named for what it is."""
     return out.with_name(f"{out.stem}.lm-seed{seed}.onlstm")
+
+
+def first_round_path(out: Path) -> Path:
+    """Where the first span parser goes where a second round follows it (recipe/second_round.py): beside --out."""
+    return out.with_name(f"{out.stem}.round1.onlstm")
 
 
 def split_paths(out: Path) -> dict[str, Path]:
@@ -109,8 +116,9 @@ def recipe_files(out: Path) -> list[Path]:
     from onlstm_cli.training.student.check import consensus_path, student_path
     stem = glob_escape(out.stem)
     seeds = sorted(p for family in ("lm", "pcfg") for p in out.parent.glob(f"{stem}.{family}-seed*"))
-    paths = [out, checkpoint_path(out), token_file_path(out), student_path(out), consensus_path(out), *seeds,
-             *split_paths(out).values(), state_path(out)]
+    first = first_round_path(out)
+    paths = [out, checkpoint_path(out), token_file_path(out), student_path(out), consensus_path(out), *seeds, first,
+             checkpoint_path(first), *split_paths(out).values(), state_path(out)]
     return [p for p in dict.fromkeys(paths) if p.is_file() or p.is_symlink()]
 
 

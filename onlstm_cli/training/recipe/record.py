@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from onlstm_cli.config import RecipeConfig, SelfTrainConfig
 from onlstm_cli.errors import TrainingError
 from onlstm_cli.modelfile import atomic_file
 from onlstm_cli.training.recipe.files import LeftBeside, recipe_files, state_path
@@ -21,8 +22,11 @@ MAX_RECORD_BYTES = 16 << 20  # a record is a few kB a seed: anything far larger 
 class RecipeState:
     options: dict                                      # what a rerun must repeat
     teachers: list = field(default_factory=list)       # per finished language model: seed, path, ppl, seconds
-    span_parser: dict | None = None                    # once the span parser stage has finished
+    span_parser: dict | None = None                    # once the span parser stage has finished (the second
+                                                       # round's, where one follows the first)
     stage_seconds: dict = field(default_factory=dict)  # wall time per stage, over all runs
+    first_round: dict | None = None                    # the first span parser, once trained, where a second
+                                                       # round follows it (RecipeConfig.second_round)
 
     def save(self, out: Path) -> None:
         with atomic_file(state_path(out), "w", refuse_symlink=True) as f:
@@ -38,7 +42,10 @@ def load_state(out: Path, options: dict) -> tuple[RecipeState, float | None]:
         return RecipeState(options), None
     try:
         data = read_record(path)
-        state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"])
+        state = RecipeState(data["options"], data["teachers"], data["span_parser"], data["stage_seconds"],
+                            data.get("first_round"))
+        if not isinstance(state.first_round, (dict, type(None))):
+            raise TypeError("its first_round is not an object")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise TrainingError(f"{path} is not a recipe record ({e}); remove it to start the recipe anew") from None
     extended_from = None
@@ -125,13 +132,17 @@ class RecipeResult:
 
     def stages_text(self) -> str:
         """How the time went, stage by stage, and what of the budget was left unspent."""
-        names = {"language_models": models_name(self.state.teachers), "span_parser": "the span parser"}
+        names = {"language_models": models_name(self.state.teachers), "span_parser": "the span parser",
+                 "second_round": "the second round"}
         spent = self.state.stage_seconds
         text = ", ".join(f"{names.get(stage, stage.replace('_', ' '))} {seconds / 60:.1f} min"
                          for stage, seconds in spent.items())
         budget = self.state.options.get("train", {}).get("time_budget")
         left = None if budget is None else budget - sum(spent.values())
-        if left is not None and left > 0.05 * budget:  # more than the recipe's own rounding: say where it went
+        if left is not None and left > 0.05 * budget and "second_round" in spent:
+            text += (f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent (the second round stops "
+                     "once its validation loss has stopped improving)")
+        elif left is not None and left > 0.05 * budget:  # more than the recipe's own rounding: say where it went
             text += (f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent (every model and the span "
                      "parser ended before their time: their epochs, or a recipe recorded before the span parser "
                      "trained until the budget)")
@@ -141,6 +152,10 @@ class RecipeResult:
         """What --out holds, as `info` names it: the span parser, or the consensus parser that the student check
         shipped in its place (the student then lies beside it)."""
         check = (self.state.span_parser or {}).get("student_check") or {}
+        second = (self.state.span_parser or {}).get("teachers") if self.state.first_round else None
+        if isinstance(second, list) and second:  # recipe/second_round.py
+            return (f"span parser, a second round, on the votes of {second[0]} (the first span parser, on {voters} "
+                    f"{models}' votes) and {len(second) - 1} focused PCFGs{self.branching_text()}")
         if check.get("shipped") != "consensus parser":
             return f"span parser on {voters} {models}' votes{self.branching_text()}"
         from onlstm_cli.training.student.check import student_path
@@ -166,3 +181,42 @@ def models_name(teachers: list) -> str:
 
 def rounded(value: float | None, digits: int = 2) -> float | None:
     return None if value is None or not math.isfinite(value) else round(value, digits)
+
+
+def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig):
+    """A recipe recorded before an option existed goes on as it began: the option's old behaviour."""
+    if "extra_layers" not in options["recipe"]:  # recorded before teachers voted with several layers
+        recipe, self_train = replace(recipe, extra_layers=0), replace(self_train, extra_layers=0)
+    if "max_ppl_ratio" not in options["recipe"]:  # recorded before failed runs were left out of the vote
+        recipe = replace(recipe, max_ppl_ratio=0.0)
+    if "units" not in options["span_parser"]:  # recorded before a student read n-grams its host did not
+        self_train = replace(self_train, units="host")
+    if "span_parser_until_budget" not in options["recipe"]:  # recorded while the span parser stopped at its cap
+        recipe = replace(recipe, span_parser_until_budget=False)
+    if "max_branching_agreement" not in options["span_parser"]:  # recorded while every teacher voted
+        self_train = replace(self_train, max_branching_agreement=100.0)
+    if "min_relative_agreement" not in options["span_parser"]:  # recorded while teachers far apart voted
+        self_train = replace(self_train, min_relative_agreement=0.0)
+    if "lean_from" not in options["span_parser"]:  # recorded while auto read the direction from the trees' lean
+        self_train = replace(self_train, lean_from="trees")
+    if "focus_pcfgs" not in options["recipe"]:  # recorded while PCFGs trained beside the ON-LSTMs, unfocused
+        recipe = replace(recipe, focus_pcfgs=False)
+    if "more_pcfgs" not in options["recipe"]:  # recorded while the recipe trained K PCFGs, however fast they ended
+        recipe = replace(recipe, more_pcfgs=False)
+    if "second_round" not in options["recipe"]:  # recorded while the recipe's span parser was its last stage
+        recipe = replace(recipe, second_round=False)
+    return recipe, self_train
+
+
+def record_in_file(out: Path, agreement: dict, teachers: list[dict]) -> None:
+    """The shipped parser's branching agreement, and the teachers as they voted (the span parser's run leaves some
+    out), into its file's recipe record (a consensus parser's: the one it took from the student), where `info`
+    reads the recipe."""
+    from onlstm_cli.modelfile import atomic_save, read_archive
+    archive = read_archive(out)
+    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe",
+                                                                archive.get("meta", {}).get("self_training_recipe"))
+    if isinstance(recipe, dict):
+        recipe["branching_agreement"] = agreement
+        recipe["teachers"] = teachers
+        atomic_save(archive, out)

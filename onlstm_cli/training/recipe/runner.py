@@ -6,6 +6,9 @@
               .ckpt and .tokens; recipe/stages.py)
     stage 2   a span parser trained on the votes of their trees (student/train.py), written to --out; a model
               whose health (validation perplexity) is far above its family's median (a failed run) does not vote
+    stage 3   where the PCFGs are focused by the ON-LSTMs: a second round, a span parser on the votes of stage 2's
+              (then written beside --out, OUT.round1.onlstm, in two thirds of its time) and of the PCFGs', written
+              to --out (recipe/second_round.py)
 
 One seed's trees are a draw (issue 22: 50.5, 49.3 and 38.2 sentence F1 for three English seeds); the votes
 of several are not. The seeds train side by side, one process each with an equal share of the threads
@@ -41,13 +44,13 @@ from onlstm_cli.config import AUTO, RecipeConfig, SelfTrainConfig, TrainConfig
 from onlstm_cli.errors import OutputInUse, TrainingError
 from onlstm_cli.files import check_outputs, check_readable_file, output_lock
 from onlstm_cli.training.families import FAMILIES
-from onlstm_cli.training.recipe import side_by_side
+from onlstm_cli.training.recipe import second_round, side_by_side
 from onlstm_cli.training.run.clock import Budget
-from onlstm_cli.training.recipe.files import (check_names_free, held_out_split, leave_finished, lm_path,
-                                              recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
+from onlstm_cli.training.recipe.files import (check_names_free, first_round_path, held_out_split, leave_finished,
+                                              lm_path, recipe_outputs, recipe_seeds, recipe_stem, utf8_lines)
 from onlstm_cli.training.recipe.families_auto import auto_families, corpus_words
-from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, load_state,
-                                               recorded_families, rounded, state_path)
+from onlstm_cli.training.recipe.record import (MAX_RECORD_BYTES, RecipeResult, RecipeState, as_recorded, load_state,
+                                               record_in_file, recorded_families, rounded, state_path)
 from onlstm_cli.training.recipe.budget import StagePlan
 from onlstm_cli.training.recipe.stages import TeacherStage, more_pcfgs
 from onlstm_cli.training.recipe.voters import (branching_agreement, branching_warning, validation_votes, vote_rule,
@@ -168,7 +171,12 @@ class RecipeRun:
             return RecipeResult(self.out, state, interrupted=True, stop_signal=stop)
         votes = None
         if state.span_parser is None:
-            result = self.train_span_parser(state)
+            two_rounds = second_round.follows(self, state)
+            if two_rounds and state.first_round is None:
+                result = self.train_span_parser(state, first_round_path(self.out))
+                if result.interrupted:
+                    return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
+            result = second_round.train(self, state) if two_rounds else self.train_span_parser(state, self.out)
             if result.interrupted:
                 return RecipeResult(self.out, state, interrupted=True, stop_signal=result.stop_signal)
             votes = result.votes
@@ -176,7 +184,9 @@ class RecipeRun:
             self.log(f"recipe: already complete ({self.out}); nothing to do")
         if "branching_agreement" not in state.span_parser:  # a run stopped before its checks does them now
             self.check(state, votes)
-        left = leave_finished(self.out, self.teacher_paths(), [self.out.with_name(t["path"]) for t in state.teachers],
+        first = [first_round_path(self.out)] if state.first_round is not None else []  # a teacher of --out's
+        left = leave_finished(self.out, self.teacher_paths() + first,
+                              [self.out.with_name(t["path"]) for t in state.teachers] + first,
                               state_path(self.out), self.held_out, self.recipe.keep_intermediate)
         self.save(state, "span_parser")
         return RecipeResult(self.out, state, seconds=sum(state.stage_seconds.values()), left=left)
@@ -195,9 +205,10 @@ class RecipeRun:
         said = "no limit" if new is None else f"{new / 60:.1f} min"
         if going_on:
             state.teachers = [t for t in state.teachers if t not in going_on]
-            state.span_parser = None
-            with contextlib.suppress(FileNotFoundError):
-                checkpoint_path(self.out).unlink()  # the old votes' checkpoint: the span parser starts anew
+            state.span_parser = state.first_round = None
+            for old in (self.out, first_round_path(self.out)):  # the old votes' checkpoints: each starts anew
+                with contextlib.suppress(FileNotFoundError):
+                    checkpoint_path(old).unlink()
         seeds = f"seed{'s' if len(going_on) > 1 else ''} " + ", ".join(str(t["seed"]) for t in going_on)
         what = (f"the language models of {seeds} go on from their checkpoints, then the span parser trains again "
                 "on their votes" if going_on else
@@ -207,8 +218,11 @@ class RecipeRun:
         self.log(f"recipe: --time-budget raised from {old_budget / 60:.1f} min to {said}: {what}")
         state.save(self.out)
 
-    def train_span_parser(self, state: RecipeState):
+    def train_span_parser(self, state: RecipeState, out: Path):
+        """Stage 2: the span parser on the votes of the teachers, written to `out`: --out, or beside it where a
+        second round follows (recipe/second_round.py), which leaves that round its share of the time."""
         from onlstm_cli.training.student.train import checkpoint_seconds, self_train
+        first_of_two = out != self.out
         voting, left_out = self.voters(state)
         for teacher in state.teachers:
             teacher["votes"] = teacher in voting
@@ -217,32 +231,44 @@ class RecipeRun:
                      f"{teacher[family.health_key]} is more than {self.recipe.max_ppl_ratio:g} × the models' median "
                      f"{median:.2f} (a failed run; --max-ppl-ratio 0 lets every model vote)")
         teachers = self.teachers(voting)
-        ckpt = checkpoint_path(self.out)
+        ckpt = checkpoint_path(out)
         resume = ckpt if ckpt.exists() else None
-        budget = self.clock.span_parser_budget(state, checkpoint_seconds(resume))
-        self.log(f"recipe: stage 2 of 2, the span parser on the votes of {len(teachers)} {self.models_word()} "
-                 f"(branching voter {weight_text(self.self_train.right_branching)}) → {self.out}"
+        budget = self.clock.span_parser_budget(state, checkpoint_seconds(resume),
+                                               second_round.reserve(self.clock, state) if first_of_two else 0.0)
+        self.log(f"recipe: stage 2 of {3 if first_of_two else 2}, the span parser on the votes of {len(teachers)} "
+                 f"{self.models_word()} (branching voter {weight_text(self.self_train.right_branching)}) → {out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
-        language_models = sum(t.get("family", "onlstm") == "onlstm" for t in voting)
-        votes = vote_rule(self.recipe, self.self_train.right_branching, language_models, len(voting) - language_models)
-        record = {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
-                  "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
-                  "stage_seconds": state.stage_seconds}
-        result = self_train(self.corpus, self.out, teachers, self.valid, None, self.span_parser_training(budget),
-                            self.budget.part(budget), resume, log=self.log, recipe=record)
+        result = self_train(self.corpus, out, teachers, self.valid, None, self.span_parser_training(budget),
+                            self.budget.part(budget), resume, log=self.log, recipe=self.recipe_record(state))
         if not result.interrupted:
-            state.span_parser = {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
-                                 "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
-                                 "left_branching": result.left_branching,
-                                 **({"split": result.votes.split} if result.votes and result.votes.split else {}),
-                                 **({"lexical_agreement": result.votes.lexical}
-                                    if result.votes and result.votes.lexical is not None else {})}
+            if first_of_two:
+                state.first_round = {"path": out.name, **self.span_parser_record(result)}
+            else:
+                state.span_parser = self.span_parser_record(result)
             voting = self.without_left_out(voting, teachers, result.votes.left_out() if result.votes else [])
             for teacher, agreement in zip(voting, result.teacher_agreement or []):
                 teacher["agreement"] = agreement
         self.save(state, "span_parser")
         return result
+
+    def recipe_record(self, state: RecipeState) -> dict:
+        """The recipe as a span parser's file keeps it (its meta), where `info` reads it; the record's own lists."""
+        voting = [t for t in state.teachers if t.get("votes", True) is not False]
+        language_models = sum(t.get("family", "onlstm") == "onlstm" for t in voting)
+        votes = vote_rule(self.recipe, self.self_train.right_branching, language_models, len(voting) - language_models)
+        return {"seeds": self.seeds(), "teachers": state.teachers, "votes": votes,
+                "time_budget": self.train_config.time_budget, "lm_share": self.recipe.lm_share,
+                "stage_seconds": state.stage_seconds}
+
+    @staticmethod
+    def span_parser_record(result) -> dict:
+        """What the record keeps of a span parser's finished run (student/train.SelfTrainResult)."""
+        votes = result.votes
+        return {"epochs": result.epochs_done, "valid_loss": rounded(result.best_valid_loss, 5),
+                "seconds": round(result.seconds, 1), "right_branching": result.right_branching,
+                "left_branching": result.left_branching, **({"split": votes.split} if votes and votes.split else {}),
+                **({"lexical_agreement": votes.lexical} if votes and votes.lexical is not None else {})}
 
     def voters(self, state: RecipeState) -> tuple[list[dict], list[tuple]]:
         """The teachers that vote (by family, a failed run left out) and (teacher, family, median) for each left
@@ -275,6 +301,10 @@ class RecipeRun:
             return replace(self.self_train, epochs=min(self.self_train.epochs, self.train_config.epochs))
         return replace(self.self_train, epochs=UNTIL_BUDGET, patience=UNTIL_BUDGET)
 
+    def stage_count(self) -> int:
+        """The recipe's stages: 3 where a second round is planned (second_round.planned)."""
+        return 3 if second_round.planned(self.recipe) else 2
+
     def models_word(self) -> str:
         return "language models" if tuple(self.recipe.families) == ("onlstm",) else "models"
 
@@ -290,8 +320,10 @@ class RecipeRun:
             if votes is None:
                 self.log("recipe: the span parser has trained but was not checked: the teachers parse the "
                          "validation text for its check")
-                votes = validation_votes(self.out, self.teachers(voting), self.valid, self.self_train)
-            one_file = all(self.family_of(t).ensembles for t in voting)  # the consensus parser is one file
+                votes = (second_round.validation_votes(self, state) if state.first_round is not None else
+                         validation_votes(self.out, self.teachers(voting), self.valid, self.self_train))
+            # the consensus parser is one file: the language models' (a second round's teachers are not one)
+            one_file = state.first_round is None and all(self.family_of(t).ensembles for t in voting)
             check = check_student(self.out, [self.out.with_name(t["path"]) for t in voting] if one_file else None,
                                   votes, self.log)
             state.span_parser["student_check"] = None if check is None else asdict(check)  # None: no sentence to check
@@ -311,45 +343,6 @@ class RecipeRun:
 
 
 UNTIL_BUDGET = 10 ** 9  # epochs and patience of a span parser that trains until the recipe's time is spent
-
-
-def as_recorded(options: dict, recipe: RecipeConfig, self_train: SelfTrainConfig):
-    """A recipe recorded before an option existed goes on as it began: the option's old behaviour."""
-    if "extra_layers" not in options["recipe"]:  # recorded before teachers voted with several layers
-        recipe, self_train = replace(recipe, extra_layers=0), replace(self_train, extra_layers=0)
-    if "max_ppl_ratio" not in options["recipe"]:  # recorded before failed runs were left out of the vote
-        recipe = replace(recipe, max_ppl_ratio=0.0)
-    if "units" not in options["span_parser"]:  # recorded before a student read n-grams its host did not
-        self_train = replace(self_train, units="host")
-    if "span_parser_until_budget" not in options["recipe"]:  # recorded while the span parser stopped at its cap
-        recipe = replace(recipe, span_parser_until_budget=False)
-    if "max_branching_agreement" not in options["span_parser"]:  # recorded while every teacher voted
-        self_train = replace(self_train, max_branching_agreement=100.0)
-    if "min_relative_agreement" not in options["span_parser"]:  # recorded while teachers far apart voted
-        self_train = replace(self_train, min_relative_agreement=0.0)
-    if "lean_from" not in options["span_parser"]:  # recorded while auto read the direction from the trees' lean
-        self_train = replace(self_train, lean_from="trees")
-    if "focus_pcfgs" not in options["recipe"]:  # recorded while PCFGs trained beside the ON-LSTMs, unfocused
-        recipe = replace(recipe, focus_pcfgs=False)
-    if "more_pcfgs" not in options["recipe"]:  # recorded while the recipe trained K PCFGs, however fast they ended
-        recipe = replace(recipe, more_pcfgs=False)
-    return recipe, self_train
-
-
-
-
-def record_in_file(out: Path, agreement: dict, teachers: list[dict]) -> None:
-    """The shipped parser's branching agreement, and the teachers as they voted (the span parser's run leaves some
-    out), into its file's recipe record (a consensus parser's: the one it took from the student), where `info`
-    reads the recipe."""
-    from onlstm_cli.modelfile import atomic_save, read_archive
-    archive = read_archive(out)
-    recipe = archive.get("span_parser", {}).get("meta", {}).get("recipe",
-                                                                archive.get("meta", {}).get("self_training_recipe"))
-    if isinstance(recipe, dict):
-        recipe["branching_agreement"] = agreement
-        recipe["teachers"] = teachers
-        atomic_save(archive, out)
 
 
 def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_config: TrainConfig | None = None,
@@ -383,6 +376,7 @@ def run_recipe(corpus, out, valid=None, model_config: dict | None = None, train_
         raise TrainingError(f"--out {out}: its folder does not exist")
     check_destination(out)  # a directory, a folder that cannot be written
     held_out = valid is None
+    teachers += [("the first span parser", first_round_path(out))]  # written where a second round follows it
     check_outputs([("the corpus", corpus), ("--valid", valid)], recipe_outputs(out, teachers, held_out))
     with recipe_locks(out, teachers):
         check_names_free(out)

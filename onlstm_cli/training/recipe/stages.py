@@ -94,8 +94,8 @@ class TeacherStage:
         ended, in as many rounds as fit, a round only where the time left is at least the longest any focused PCFG
         took (a small text's PCFG stops early, in about that time); the signal that stopped them, else 0."""
         more = more_pcfgs(self.run.recipe, self.run.seeds())
-        if not more or self.state.span_parser is not None:  # a recipe whose span parser has trained keeps its votes
-            return 0
+        if not more or self.state.span_parser is not None or self.state.first_round is not None:
+            return 0  # a recipe whose span parser has trained keeps its votes
         planned = self.run.teacher_count()
         pending = self.jobs(more, planned + len(more), planned + 1)
         took = [t["seconds"] for t in self.state.teachers if t.get("family") == "pcfg" and t.get("focused_on")]
@@ -132,7 +132,7 @@ class TeacherStage:
             return self.side_by_side(pending, later_rounds)
         for k, job in enumerate(pending):
             job.budget = self.budgets(len(pending) - k, later_rounds)[0]
-            self.run.log(f"recipe: stage 1 of 2, {teacher_name(job)} → {job.out}"
+            self.run.log(f"recipe: stage 1 of {self.run.stage_count()}, {teacher_name(job)} → {job.out}"
                          f"{', resumed from its checkpoint' if job.resume else ''}; "
                          f"{self.run.clock.eta_text(self.state, job.number)}")
             outcome = job.family.train(job, self.run.reporter)
@@ -172,11 +172,12 @@ class TeacherStage:
         threads = side_by_side.threads_each(slots, run.train_config.threads)
         for job, budget in zip(pending, self.budgets(len(pending), later_rounds)):
             job.budget, job.threads = budget, threads
-        run.log(f"recipe: stage 1 of 2, {len(pending)} {models_text(pending)}, {slots} at a time side by side "
-                f"({threads} thread{'s' if threads > 1 else ''} each); {run.clock.eta_text(self.state, pending[0].number)}")
+        run.log(f"recipe: stage 1 of {run.stage_count()}, {len(pending)} {models_text(pending)}, {slots} at a time side "
+                f"by side ({threads} thread{'s' if threads > 1 else ''} each); "
+                f"{run.clock.eta_text(self.state, pending[0].number)}")
         failures = []
         progress = StageProgress(run.clock, self.state, run.recipe.progress_every, run.log,
-                                 pending[0].total, run.models_word())
+                                 pending[0].total, run.models_word(), run.stage_count())
 
         def started(job):
             run.log(f"recipe: {teacher_name(job)} → {job.out}{', resumed from its checkpoint' if job.resume else ''}; "

@@ -21,14 +21,14 @@ from onlstm_cli.training.run.clock import Budget
 
 def tiny_two_family_recipe(corpus: Path, out: Path, **recipe) -> tuple:
     """A recipe of two tiny ON-LSTMs and two PCFGs (and, with more_pcfgs=True, the four more PCFGs), one epoch each,
-    one after another: its result and its log."""
+    one after another, then its span parser (and, with second_round=True, a second round): its result and its log."""
     said = []
     result = run_recipe(corpus, out, None, dict(emb_size=20, hidden_size=20, n_layers=3, chunk_size=5),
                         TrainConfig(epochs=1, time_budget=None, batch_size=4, bptt=10, optimizer="adam", lr=0.01,
                                     threads=1),
                         dict(tokenizer=Tokenizer("ptb")),
                         RecipeConfig(seeds=2, side_by_side=1, families=("onlstm", "pcfg"),
-                                     **{"more_pcfgs": False, **recipe}),
+                                     **{"more_pcfgs": False, "second_round": False, **recipe}),
                         # one epoch on a toy text may leave a PCFG a branching rule, which would not vote
                         self_train=SelfTrainConfig(max_branching_agreement=100.0),
                         log=said.append, budget=Budget(None))
