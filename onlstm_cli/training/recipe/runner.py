@@ -235,7 +235,7 @@ class RecipeRun:
         resume = ckpt if ckpt.exists() else None
         budget = self.clock.span_parser_budget(state, checkpoint_seconds(resume),
                                                second_round.reserve(self.clock, state) if first_of_two else 0.0)
-        self.log(f"recipe: stage 2 of {3 if first_of_two else 2}, the span parser on the votes of {len(teachers)} "
+        self.log(f"recipe: stage 2 of {self.stage_count(state)}, the span parser on the votes of {len(teachers)} "
                  f"{self.models_word()} (branching voter {weight_text(self.self_train.right_branching)}) → {out}"
                  f"{', resumed from its checkpoint' if resume else ''}"
                  + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
@@ -301,9 +301,9 @@ class RecipeRun:
             return replace(self.self_train, epochs=min(self.self_train.epochs, self.train_config.epochs))
         return replace(self.self_train, epochs=UNTIL_BUDGET, patience=UNTIL_BUDGET)
 
-    def stage_count(self) -> int:
-        """The recipe's stages: 3 where a second round is planned (second_round.planned)."""
-        return 3 if second_round.planned(self.recipe) else 2
+    def stage_count(self, state: RecipeState | None = None) -> int:
+        """3 where a second round follows (second_round.follows); with no state (in stage 1), where one is planned."""
+        return 3 if (second_round.follows(self, state) if state else second_round.planned(self.recipe)) else 2
 
     def models_word(self) -> str:
         return "language models" if tuple(self.recipe.families) == ("onlstm",) else "models"

@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from onlstm_cli.config import AUTO
 from onlstm_cli.training.recipe.files import first_round_path
-from onlstm_cli.training.recipe.voters import weight_text
+from onlstm_cli.training.recipe.voters import second_round_rule
 
 FIRST_ROUND_SHARE = 2 / 3  # of the time stage 1 leaves: the first span parser's best epoch came well within it in
                            # every one-hour recipe recorded (docs/experiments/pcfg.md)
@@ -67,15 +66,11 @@ def train(run, state):
     ckpt = checkpoint_path(run.out)
     resume = ckpt if ckpt.exists() else None
     budget = run.clock.span_parser_budget(state, checkpoint_seconds(resume))
-    run.log(f"recipe: stage 3 of 3, a second round: a span parser on the votes of {files[0].name} (its trees) and "
-            f"{pcfgs} focused PCFG{'s' if pcfgs > 1 else ''} → {run.out}"
+    run.log(f"recipe: stage 3 of {run.stage_count(state)}, a second round: a span parser on the votes of "
+            f"{files[0].name} (its trees) and {pcfgs} focused PCFG{'s' if pcfgs > 1 else ''} → {run.out}"
             f"{', resumed from its checkpoint' if resume else ''}"
             + (f"; the recipe's time left {budget / 60:.1f} min" if budget is not None else ""))
-    voter = run.self_train.right_branching
-    votes = (f"a second round: a span's target is its share of the votes: the trees of the first span parser "
-             f"({files[0].name}) and the {pcfgs} focused PCFGs' own trees weigh 1 each"
-             + ("; no branching tree (auto gives none where a teacher votes with a span parser's trees)"
-                if voter == AUTO else f", a branching tree ({weight_text(voter)})" if voter else ""))
+    votes = second_round_rule(files[0].name, pcfgs, run.self_train.right_branching)
     record = {**run.recipe_record(state), "votes": votes, "first_round": state.first_round}
     result = self_train(run.corpus, run.out, [load_model(path) for path in files], run.valid, None,
                         training(run, budget), run.budget.part(budget), resume, log=run.log, recipe=record)

@@ -18,10 +18,26 @@ def vote_rule(recipe: RecipeConfig, right_branching, voters: int, others: int = 
     ratio = recipe.max_ppl_ratio
     models = f"the trees of each of the {voters} language models' {layers}" if voters else ""
     own = f"the {others} other models' own trees" if others else ""
-    return (f"a span's target is its share of the votes: {' and '.join(p for p in (models, own) if p)} weigh 1 each"
-            + (f", a branching tree ({weight_text(right_branching)})" if right_branching else "")
+    return (share_of_votes([models, own], right_branching)
             + (f"; of the {recipe.seeds} models, one whose validation perplexity is more than {ratio:g} × "
                "their median does not vote" if ratio else ""))
+
+
+def second_round_rule(first_round: str, pcfgs: int, right_branching) -> str:
+    """The record's words for the second round's vote (recipe/second_round.py): the first span parser's trees (its
+    file's name `first_round`) and the `pcfgs` focused PCFGs' own trees."""
+    return "a second round: " + share_of_votes(
+        [f"the trees of the first span parser ({first_round})", f"the {pcfgs} focused PCFGs' own trees"],
+        right_branching, auto_gives_none="auto gives none where a teacher votes with a span parser's trees")
+
+
+def share_of_votes(voters: list[str], right_branching, auto_gives_none: str | None = None) -> str:
+    """Who votes (`voters`, each weighing 1; an empty one left out) and the branching tree beside them; where `auto`
+    gives none to these teachers, `auto_gives_none` says why."""
+    text = f"a span's target is its share of the votes: {' and '.join(v for v in voters if v)} weigh 1 each"
+    if right_branching == AUTO and auto_gives_none:
+        return f"{text}; no branching tree ({auto_gives_none})"
+    return text + (f", a branching tree ({weight_text(right_branching)})" if right_branching else "")
 
 
 def voting_teachers(teachers: list[dict], max_ratio: float,

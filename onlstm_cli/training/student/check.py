@@ -38,12 +38,14 @@ class StudentCheck:
 
 
 def best_teacher_text(check: dict) -> str:
-    """", the best of them NAME A" (and where the student agrees less, that it is below it); "" for a check recorded
-    before it compared the student with every teacher."""
+    """", the best of them NAME A" (and where the student agrees less, that it does); "" for a check recorded before
+    it compared the student with every teacher. Agreement, not gold trees: a teacher's own trees are among the votes
+    it is compared with, so a student above it on gold trees can agree less (docs/experiments/pcfg.md, entry 153)."""
     best, name = check.get("best_teacher_agreement"), check.get("best_teacher")
     if not isinstance(best, (int, float)) or not isinstance(check.get("student"), (int, float)):
         return ""
-    below = "; the student is below that teacher" if check["student"] < best else ""
+    below = ("; the student agrees less with the consensus than that teacher, whose own trees are among the votes"
+             if check["student"] < best else "")
     return f", the best of them {name} {best:.1f}{below}"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,8 +19,9 @@ from onlstm_cli.info import info_text, model_info
 from onlstm_cli.training.recipe.budget import StagePlan
 from onlstm_cli.training.recipe.files import first_round_path
 from onlstm_cli.training.recipe.record import RecipeState, as_recorded, load_state
-from onlstm_cli.training.recipe.runner import state_path
+from onlstm_cli.training.recipe.runner import RecipeRun, state_path
 from onlstm_cli.training.recipe.second_round import reserve
+from onlstm_cli.training.recipe.voters import second_round_rule
 from onlstm_cli.training.run.clock import Budget
 from onlstm_cli.training.run.files import checkpoint_path
 
@@ -127,3 +129,27 @@ def test_a_record_whose_first_round_is_not_an_object_is_refused_in_one_line(two_
     path.write_text(json.dumps(record))
     with pytest.raises(TrainingError, match="is not a recipe record.*first_round is not an object"):
         load_state(tmp_path / "r.onlstm", record["options"])
+
+
+def test_the_second_round_vote_rule_names_its_branching_tree_as_the_first_round_does():
+    """The second round's vote says the branching tree as the first round's does (voters.share_of_votes), save that
+    `auto` gives none to a span parser's trees."""
+    rule = second_round_rule("r.round1.onlstm", 3, 0.5)
+    assert rule.startswith("a second round: a span's target is its share of the votes: the trees of the first span "
+                           "parser (r.round1.onlstm) and the 3 focused PCFGs' own trees weigh 1 each")
+    assert rule.endswith(", a branching tree (right-branching, weight 0.5)")
+    assert second_round_rule("a", 2, 0).endswith("the 2 focused PCFGs' own trees weigh 1 each")
+    assert "no branching tree (auto gives none" in second_round_rule("a", 2, "auto")
+
+
+def test_the_stage_count_is_three_only_where_a_focused_pcfg_votes_beside_the_first_span_parser():
+    """Stage 1 counts the stages the recipe plans; stage 2 those it runs: 2 where no focused PCFG votes."""
+    recipe = RecipeConfig(families=("onlstm", "pcfg"))
+    focused = {"seed": 1111, "family": "pcfg", "focused_on": ["r.lm-seed1111.onlstm"]}
+    for voting, stages in (([focused], 3), ([{"seed": 1111, "family": "pcfg"}], 2)):
+        run = SimpleNamespace(recipe=recipe, voters=lambda state, voting=voting: (voting, []))
+        state = RecipeState({}, voting, None, {}, None)
+        assert RecipeRun.stage_count(run) == 3
+        assert RecipeRun.stage_count(run, state) == stages
+    alone = SimpleNamespace(recipe=RecipeConfig(families=("onlstm", "pcfg"), second_round=False), voters=None)
+    assert RecipeRun.stage_count(alone) == 2 and RecipeRun.stage_count(alone, state) == 2

@@ -44,7 +44,7 @@ def test_the_check_measures_the_student_beside_its_teachers(trained, tiny_model_
     # the student is compared with every teacher: the best one (here each, with 100) is named
     assert check.best_teacher == tiny_model_path.name and check.best_teacher_agreement == pytest.approx(100)
     assert f"the best of them {tiny_model_path.name} 100.0" in check.text()
-    assert ("the student is below that teacher" in check.text()) == (check.student < 100)
+    assert ("the student agrees less with the consensus than that teacher" in check.text()) == (check.student < 100)
 
 
 def test_a_check_recorded_before_the_best_teacher_reads_as_it_did():
@@ -53,7 +53,8 @@ def test_a_check_recorded_before_the_best_teacher_reads_as_it_did():
     old = {"student": 80.0, "teachers": 60.0, "mutual": 50.0, "consensus_parser": None, "shipped": "student"}
     assert "best of them" not in student_check_text(old)
     new = {**old, "best_teacher": "b.onlstm", "best_teacher_agreement": 85.0}
-    assert student_check_text(new).endswith(", the best of them b.onlstm 85.0; the student is below that teacher")
+    assert student_check_text(new).endswith(", the best of them b.onlstm 85.0; the student agrees less with the "
+                                           "consensus than that teacher, whose own trees are among the votes")
 
 
 def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained, tiny_model_path, tmp_path,
@@ -71,7 +72,8 @@ def test_a_student_below_its_teachers_gives_way_to_the_consensus_parser(trained,
     lines = []
     check = student_check.check_student(student, teachers_of(tiny_model_path, tmp_path), votes, lines.append)
     assert check.student < check.teachers and check.consensus_parser > check.student
-    assert check.student < check.best_teacher_agreement and "the student is below that teacher" in check.text()
+    assert check.student < check.best_teacher_agreement
+    assert "the student agrees less with the consensus than that teacher" in check.text()
     assert check.shipped == "consensus parser"
     shipped = load_model(student)
     assert shipped.span_parser is None and len(shipped.members) == 1 and shipped.combine == "rank"
