@@ -139,13 +139,11 @@ class RecipeResult:
                          for stage, seconds in spent.items())
         budget = self.state.options.get("train", {}).get("time_budget")
         left = None if budget is None else budget - sum(spent.values())
-        if left is not None and left > 0.05 * budget and "second_round" in spent:
-            text += (f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent (the second round stops "
-                     "once its validation loss has stopped improving)")
-        elif left is not None and left > 0.05 * budget:  # more than the recipe's own rounding: say where it went
-            text += (f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent (every model and the span "
-                     "parser ended before their time: their epochs, or a recipe recorded before the span parser "
-                     "trained until the budget)")
+        if left is not None and left > 0.05 * budget:  # more than the recipe's own rounding: say where it went
+            why = ("the second round stops once its validation loss has stopped improving" if "second_round" in spent
+                   else "every model and the span parser ended before their time: their epochs, or a recipe "
+                   "recorded before the span parser trained until the budget")
+            text += f"; {left / 60:.1f} min of the {budget / 60:.0f}-min budget not spent ({why})"
         return text
 
     def shipped_text(self, voters: int, models: str) -> str:
