@@ -28,7 +28,7 @@ from onlstm_cli.config import MASTER_INPUT_RULES
 from onlstm_cli.fast import ckernel, onednn
 from onlstm_cli.fast.onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
 from onlstm_cli.fast.recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
-from onlstm_cli.fast.inside import FORBIDDEN, inside as pcfg_inside, marginals as pcfg_marginals
+from onlstm_cli.fast.inside import FORBIDDEN, flush_denormals, inside as pcfg_inside, logsumexp, marginals as pcfg_marginals
 from onlstm_cli.fast.span import span_trees
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli import __version__
+from onlstm_cli import __version__, fast
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, PcfgConfig, PcfgTrainConfig
 from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
@@ -142,6 +142,7 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     out = Path(out)
     budget = Budget(train.time_budget) if budget is None else budget
     started = min(time.time(), budget.started)  # the set-up counts: a focused run's teachers parse before this
+    fast.flush_denormals()  # before torch's thread pool starts, so that its threads inherit it too
     if train.threads:
         torch.set_num_threads(train.threads)
     tokenizer = tokenizer or Tokenizer()
