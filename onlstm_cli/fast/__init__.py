@@ -29,7 +29,7 @@ from onlstm_cli.config import MASTER_INPUT_RULES
 from onlstm_cli.fast import ckernel, onednn
 from onlstm_cli.fast.onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
 from onlstm_cli.fast.recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
-from onlstm_cli.fast.inside import FORBIDDEN, flush_denormals, logsumexp
+from onlstm_cli.fast.inside import FORBIDDEN, denormals_flushed, logsumexp
 from onlstm_cli.fast.inside import inside as pcfg_inside, marginals as pcfg_marginals
 from onlstm_cli.fast.span import span_trees
 
@@ -246,6 +246,6 @@ def recurrent_parameter(weight: torch.Tensor) -> torch.nn.Parameter:
     return torch.nn.Parameter(onednn.column_major(weight.detach()))
 
 
-__all__ = ["FORBIDDEN", "flush_denormals", "logsumexp", "pcfg_inside", "pcfg_marginals", "Backend", "select", "backend_of", "forced", "linear", "layer", "packed_layer", "PreparedWeights",
+__all__ = ["FORBIDDEN", "denormals_flushed", "logsumexp", "pcfg_inside", "pcfg_marginals", "Backend", "select", "backend_of", "forced", "linear", "layer", "packed_layer", "PreparedWeights",
            "drop_mask", "decoder_loss", "recurrent_parameter", "size_kernel_cache", "PARSE_KERNEL_CACHE",
            "PACKED_ROWS", "span_trees"]

@@ -16,6 +16,9 @@ share a ratio in [0, 1] (L + R − β ≤ 0), so it never overflows; the span ma
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import torch
 
 TINY = 1e-30  # where a mixed probability underflows, its log is this small's, not −inf
@@ -44,11 +47,20 @@ def logsumexp(values: torch.Tensor, dim: int) -> torch.Tensor:
     return exp_floored(values - top).sum(dim).log() + top.squeeze(dim)
 
 
-def flush_denormals() -> None:
-    """From now on in this process, CPU float results and inputs too small to be normal (below about 1e-38) are 0:
-    the CPU computes with them many times slower, and a trained grammar's products make many (TensorFlow's CPU
-    threads flush them too). Threads started after the call inherit it; the passes below set it on their own."""
-    torch.set_flush_denormal(True)
+@contextlib.contextmanager
+def denormals_flushed():
+    """Within it, this thread's CPU float results and inputs too small to be normal (below about 1e-38) are 0: the
+    CPU computes with them many times slower, and a trained grammar's products make many. A pool of threads that
+    torch starts within it inherits it. Set back after, unless it was set before (Python's floats and libraries
+    such as hypothesis need them)."""
+    already = sys.float_info.min / 2 == 0.0  # a subnormal double is 0 where this thread flushes them
+    if not already:
+        torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        if not already:
+            torch.set_flush_denormal(False)
 
 
 def _right_parts(chart: torch.Tensor, width: int, spans: int) -> torch.Tensor:
@@ -127,16 +139,16 @@ class Inside(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask):
-        flush_denormals()
-        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask)
+        with denormals_flushed():
+            left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask)
         ctx.save_for_backward(left, right, beta, mix_left, mix_right, log_root, lengths)
         return torch.logsumexp(_roots(beta, lengths, log_root), -1)
 
     @staticmethod
     def backward(ctx, grad):
         left, right, beta, mix_left, mix_right, log_root, lengths = ctx.saved_tensors
-        flush_denormals()  # backward may run on another thread
-        *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
+        with denormals_flushed():  # backward may run on another thread
+            *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
         return (*grads, None, None)
 
 
@@ -149,8 +161,8 @@ def inside(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_ma
 @torch.no_grad()
 def marginals(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> tuple[torch.Tensor, torch.Tensor]:
     """(log Z (B,), span marginals (B, n_max, n_max + 1) by start and width): the expected count of each span."""
-    flush_denormals()
-    left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
-    log_z = torch.logsumexp(_roots(beta, lengths, log_root), -1)
-    *_, spans = outside(left, right, beta, mix_left, mix_right, log_root, lengths, torch.ones_like(log_z))
+    with denormals_flushed():
+        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
+        log_z = torch.logsumexp(_roots(beta, lengths, log_root), -1)
+        *_, spans = outside(left, right, beta, mix_left, mix_right, log_root, lengths, torch.ones_like(log_z))
     return log_z, spans

@@ -3,8 +3,10 @@ words a second, on a trained file's grammar and on a fresh one of its sizes, on 
 
     python docs/experiments/scripts/pcfg_step_rate.py PCFG_FILE TEXT [THREADS] [BATCHES]
 
-It starts as `train --family pcfg` does (fast.flush_denormals before the threads, where the code has it), so that
-the figures of two commits can be set side by side (run it once under each, PYTHONPATH=CHECKOUT)."""
+It runs as `train --family pcfg` does (within fast.denormals_flushed, where the code has it, entered before
+set_num_threads starts torch's threads), so that the figures of two commits can be set side by side (run it once
+under each, PYTHONPATH=CHECKOUT)."""
+import contextlib
 import random
 import sys
 import time
@@ -19,7 +21,8 @@ from onlstm_cli.pcfg.model import NeuralPCFG
 path, text = sys.argv[1], sys.argv[2]
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 count = int(sys.argv[4]) if len(sys.argv) > 4 else 60
-getattr(fast, "flush_denormals", lambda: None)()
+flushed = getattr(fast, "denormals_flushed", contextlib.nullcontext)()  # kept: a dropped one is closed
+flushed.__enter__()  # for the rest of the script
 torch.set_num_threads(threads)
 loaded = load_model(path)
 trained = loaded.pcfg
