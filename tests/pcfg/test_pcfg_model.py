@@ -147,3 +147,22 @@ def test_a_parses_batches_are_cut_to_bound_its_charts_and_give_the_same_trees(pc
     cut = pcfg_trees(pcfg, sentences, batch_size=64)
     assert cut[0] == whole[0] and cut[1] == pytest.approx(whole[1], abs=1e-4)
     assert max(shape[0] for shape in calls) <= 2 and sum(shape[0] for shape in calls) == 5
+
+
+def test_denormals_are_flushed_within_the_context_and_set_back_after_unless_set_before():
+    import sys
+    subnormal = sys.float_info.min / 2
+    assert subnormal > 0
+    with fast.denormals_flushed():
+        assert sys.float_info.min / 2 == 0.0
+        with fast.denormals_flushed():  # nested: the outer one sets it back, not this one
+            pass
+        assert sys.float_info.min / 2 == 0.0
+    assert sys.float_info.min / 2 == subnormal
+    torch.set_flush_denormal(True)  # a caller's own setting is kept
+    try:
+        with fast.denormals_flushed():
+            pass
+        assert sys.float_info.min / 2 == 0.0
+    finally:
+        torch.set_flush_denormal(False)
