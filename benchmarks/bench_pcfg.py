@@ -5,9 +5,12 @@
                    `TDPCFG`, the inside its TN-PCFG model trains with, and `Fastest_TDPCFG`, its FastTNPCFG's
     torch-struct   0.5 (PyPI), `SentCFG` on the dense rule tensor (B, NT, NT+PT, NT+PT), built before the timing
 
-at PcfgConfig's default sizes. Each step is log Z of every sentence and the gradient of their sum with respect to
-the rules, which are leaf tensors (each implementation's own, in its own format, holding the same values).
-torch-struct's autograd keeps a (NT·(NT+PT) × NT) tensor of every span: it runs a batch a few sentences at a time.
+at PcfgConfig's default sizes, on random rules and on a trained grammar's (the bundled `en-pcfg` on the first words
+of PTB validation lines: its charts' terms lie far below their sums' largest, where a CPU's exp and products are
+slowest, docs/experiments/pcfg.md entry 164). Each step is log Z of every sentence and the gradient of their sum
+with respect to the rules, which are leaf tensors (each implementation's own, in its own format, holding the same
+values). torch-struct's autograd keeps a (NT·(NT+PT) × NT) tensor of every span: it runs a batch a few sentences at
+a time.
 """
 from __future__ import annotations
 
@@ -22,10 +25,15 @@ import torch
 
 from onlstm_cli import fast
 from onlstm_cli.config import PcfgConfig
+from onlstm_cli.modelfile import load_model
 from onlstm_cli.pcfg.model import rank_terms
 
 DEFAULT_TN_PCFG = Path("/tmp/TN-PCFG-d4bcbaf")
 SHAPES = ((32, 20), (32, 40))  # sentences × words
+TRAINED_SHAPES = ((32, 20),)  # on the trained grammar: torch-struct takes minutes a step at 40 words
+ROOT = Path(__file__).resolve().parents[1]
+TRAINED = ROOT / "models" / "en-pcfg.onlstm"
+TRAINED_TEXT = ROOT.parent / "shared" / "data" / "ptb-lm" / "ptb.valid.txt"
 VOCAB = 10000  # the emissions are a vocabulary's log-probabilities, as in a model: about −9 a word
 TOLERANCE = 1e-3  # nats, float32: the largest |log Z − ours| the comparison accepts
 # torch-struct's sentences at a time: its memory grows as sentences × n² (about 15 GiB for 32 × 40 words at once, beside
@@ -46,6 +54,18 @@ def random_rules(batch: int, words: int, config: PcfgConfig, seed: int = 0) -> t
     return (torch.log_softmax(normal(nt), 0), torch.log_softmax(normal(nt, rank), 1),
             torch.log_softmax(normal(nt + pt, rank), 0), torch.log_softmax(normal(nt + pt, rank), 0),
             torch.log_softmax(normal(pt, VOCAB), 1).T[ids])
+
+
+def trained_rules(batch: int, words: int) -> tuple[torch.Tensor, ...]:
+    """random_rules's five, of the bundled English PCFG, with the emissions of the first `words` words of the first
+    `batch` lines of PTB's validation text that have as many."""
+    loaded = load_model(TRAINED)
+    with open(TRAINED_TEXT, encoding="utf-8") as text:
+        lines = [loaded.vocab.encode(line.split()[:words]) for line in text if len(line.split()) >= words]
+    if len(lines) < batch:
+        raise SystemExit(f"{TRAINED_TEXT} has {len(lines)} lines of {words} words or more, not {batch}")
+    with torch.no_grad():
+        return (*loaded.pcfg.rules(), loaded.pcfg.emissions(torch.tensor(lines[:batch])))
 
 
 def leaves(*tensors: torch.Tensor) -> list[torch.Tensor]:
@@ -136,12 +156,13 @@ def check(label: str, log_z: dict[str, torch.Tensor]) -> None:
                 raise SystemExit(f"{name}'s log Z differs from ours by {gap:.2e} nats (tolerance {TOLERANCE})")
 
 
-def compare(batch: int, words: int, repeats: int) -> list[tuple[str, float, str]]:
-    """Each one's tokens/s (the median of the repeats, the four alternating) and ours over each."""
-    rules = random_rules(batch, words, PcfgConfig(vocab_size=VOCAB))
+def compare(batch: int, words: int, repeats: int, trained: bool = False) -> list[tuple[str, float, str]]:
+    """Each one's tokens/s (the median of the repeats, the four alternating) and ours over each, on random rules or
+    on the trained grammar's."""
+    rules = trained_rules(batch, words) if trained else random_rules(batch, words, PcfgConfig(vocab_size=VOCAB))
     runs = {"ours": ours(rules), "TN-PCFG TDPCFG": tn_pcfg(rules, fastest=False),
             "TN-PCFG Fastest_TDPCFG": tn_pcfg(rules, fastest=True), "torch-struct SentCFG": torch_struct(rules)}
-    label = f"pcfg inside fwd+bwd {batch}x{words}"
+    label = f"pcfg inside fwd+bwd {batch}x{words}" + (" trained en-pcfg" if trained else "")
     check(label, {name: timed(*run)[1] for name, run in runs.items()})  # also the warm-up
     seconds = {name: [] for name in runs}
     for _ in range(repeats):
@@ -162,4 +183,5 @@ def bench_pcfg(repeats: int, tn_pcfg_dir: Path | None = None) -> list[tuple[str,
         # without arg_constraints: each only warns, as is
         warnings.filterwarnings("ignore", message=".*use_reentrant.*")
         warnings.filterwarnings("ignore", message=".*arg_constraints.*")
-        return [row for batch, words in SHAPES for row in compare(batch, words, repeats)]
+        return ([row for batch, words in SHAPES for row in compare(batch, words, repeats)]
+                + [row for batch, words in TRAINED_SHAPES for row in compare(batch, words, repeats, trained=True)])

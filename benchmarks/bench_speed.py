@@ -17,6 +17,7 @@ numbers in benchmarks/README.md come from this script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -29,6 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from onlstm_cli import fast
 from onlstm_cli.fast import PARSE_KERNEL_CACHE, decoder_loss, size_kernel_cache
 from onlstm_cli.lm.model import ModelConfig, ONLSTMLanguageModel
 
@@ -359,6 +361,9 @@ def main() -> None:
     parser.add_argument("--tn-pcfg", type=Path, help="a checkout of sustcsonglin/TN-PCFG at d4bcbaf, for `--only pcfg` "
                         "(default: /tmp/TN-PCFG-d4bcbaf)")
     args = parser.parse_args()
+    flushed = contextlib.ExitStack()  # held to the end of main (a dropped context is closed)
+    if args.only == "pcfg":  # as `train --family pcfg` runs, entered before the threads start; every side alike
+        flushed.enter_context(fast.denormals_flushed())
     torch.set_num_threads(args.threads)
     # distances run in this process: give them the kernel cache `onlstm parse` runs with (the training
     # comparison runs one window length, so its few shapes fit either way)

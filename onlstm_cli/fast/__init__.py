@@ -9,7 +9,8 @@ A backend is a cell (who does a time step's elementwise work) and a kind of prod
     oneDNN         packed step products (private torch ops)  CPU, float32; else torch's matmul
 
 and, for a self-trained file's span parser, span scores and CKY in C (span.py) or in torch; for a neural PCFG,
-the inside and outside passes over its low-rank rules (inside.py: torch, by hand, on any device).
+the inside and outside passes over its low-rank rules (inside.py: torch, by hand, on any device; their exponents
+floored and denormal floats flushed, which a CPU computes many times slower and a trained grammar makes many of).
 
 Each fast piece is probed once against the torch path before it is chosen, and `forced(...)` (tests,
 benchmarks) or ONLSTM_BACKEND=torch (users chasing a problem) pins the plain torch path.
@@ -28,7 +29,8 @@ from onlstm_cli.config import MASTER_INPUT_RULES
 from onlstm_cli.fast import ckernel, onednn
 from onlstm_cli.fast.onednn import PARSE_KERNEL_CACHE, size_kernel_cache  # noqa: F401  (what commands call)
 from onlstm_cli.fast.recurrence import PACKED_ROWS, LayerFunction, inference_layer, packed_inference_layer
-from onlstm_cli.fast.inside import FORBIDDEN, inside as pcfg_inside, marginals as pcfg_marginals
+from onlstm_cli.fast.inside import FORBIDDEN, denormals_flushed, logsumexp
+from onlstm_cli.fast.inside import inside as pcfg_inside, marginals as pcfg_marginals
 from onlstm_cli.fast.span import span_trees
 
 
@@ -244,6 +246,6 @@ def recurrent_parameter(weight: torch.Tensor) -> torch.nn.Parameter:
     return torch.nn.Parameter(onednn.column_major(weight.detach()))
 
 
-__all__ = ["FORBIDDEN", "pcfg_inside", "pcfg_marginals", "Backend", "select", "backend_of", "forced", "linear", "layer", "packed_layer", "PreparedWeights",
+__all__ = ["FORBIDDEN", "denormals_flushed", "logsumexp", "pcfg_inside", "pcfg_marginals", "Backend", "select", "backend_of", "forced", "linear", "layer", "packed_layer", "PreparedWeights",
            "drop_mask", "decoder_loss", "recurrent_parameter", "size_kernel_cache", "PARSE_KERNEL_CACHE",
            "PACKED_ROWS", "span_trees"]

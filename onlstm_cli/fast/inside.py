@@ -16,12 +16,51 @@ share a ratio in [0, 1] (L + R − β ≤ 0), so it never overflows; the span ma
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import torch
 
 TINY = 1e-30  # where a mixed probability underflows, its log is this small's, not −inf
 # A forbidden span's log weight: finite, so that no logsumexp meets only −inf (NaN), and far below any sentence's
-# log-likelihood, so that its share is exactly 0 in float32
+# log-likelihood, so that its share is at most e^−60 (EXP_FLOOR) of the others'
 FORBIDDEN = -1e9
+# torch's vectorized exp on a CPU takes a path many times slower wherever its result underflows (an input below
+# about −87): a trained grammar's charts are full of such terms, a fresh one's are not, so a run slowed as it learned
+# (the figures: docs/experiments/pcfg.md). A term below e^−60 of a sum's largest changes no float32 sum (its
+# epsilon is about e^−16), so the exponents are floored there first.
+EXP_FLOOR = -60.0
+
+
+def exp_floored(log_ratios: torch.Tensor) -> torch.Tensor:
+    """exp of values ≤ 0 (logs of ratios to a largest term), with each below EXP_FLOOR raised to it. Where autograd
+    does not watch (the passes below), in place: `log_ratios` must be a temporary the caller drops."""
+    if log_ratios.requires_grad:
+        return log_ratios.clamp_min(EXP_FLOOR).exp()
+    return log_ratios.clamp_min_(EXP_FLOOR).exp_()
+
+
+def logsumexp(values: torch.Tensor, dim: int) -> torch.Tensor:
+    """torch.logsumexp(values, dim) through exp_floored, for finite values; differentiable (the largest term is a
+    constant to autograd, as the sum does not depend on it)."""
+    top = values.detach().amax(dim, keepdim=True)
+    return exp_floored(values - top).sum(dim).log() + top.squeeze(dim)
+
+
+@contextlib.contextmanager
+def denormals_flushed():
+    """Within it, this thread's CPU float results and inputs too small to be normal (below about 1e-38) are 0: the
+    CPU computes with them many times slower, and a trained grammar's products make many. A pool of threads that
+    torch starts within it inherits it. Set back after, unless it was set before (Python's floats and libraries
+    such as hypothesis need them)."""
+    already = sys.float_info.min / 2 == 0.0  # a subnormal double is 0 where this thread flushes them
+    if not already:
+        torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        if not already:
+            torch.set_flush_denormal(False)
 
 
 def _right_parts(chart: torch.Tensor, width: int, spans: int) -> torch.Tensor:
@@ -36,7 +75,7 @@ def _right_parts(chart: torch.Tensor, width: int, spans: int) -> torch.Tensor:
 def log_mix(log_values: torch.Tensor, mix: torch.Tensor) -> torch.Tensor:
     """log(exp(log_values) @ mix), scaled by each row's largest value so that nothing overflows."""
     top = log_values.amax(-1, keepdim=True)
-    return top + ((log_values - top).exp() @ mix).clamp_min(TINY).log()
+    return top + (exp_floored(log_values - top) @ mix).clamp_min(TINY).log()
 
 
 def inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask=None):
@@ -52,7 +91,7 @@ def inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask=None):
     left[:, :, 1], right[:, :, 1] = leaf_left, leaf_right
     for width in range(2, n + 1):
         spans = n - width + 1
-        joined = torch.logsumexp(left[:, :spans, 1:width] + _right_parts(right, width, spans), 2)
+        joined = logsumexp(left[:, :spans, 1:width] + _right_parts(right, width, spans), 2)
         beta[:, :spans, width] = joined
         if width < n:  # the widest spans are no one's part
             as_part = joined if log_mask is None else joined + log_mask[:, :spans, width, None]
@@ -80,7 +119,7 @@ def outside(left, right, beta, mix_left, mix_right, log_root, lengths, scale):
         joined = beta[:, :spans, width]
         counts = torch.zeros_like(joined)
         if width < n:
-            scaled = (joined - joined.amax(-1, keepdim=True)).exp()
+            scaled = exp_floored(joined - joined.amax(-1, keepdim=True))
             for chart, mix, grad in ((counts_left, mix_left, grad_mix_left), (counts_right, mix_right, grad_mix_right)):
                 ratio = chart[:, :spans, width] / (scaled @ mix).clamp_min(TINY)
                 counts += scaled * (ratio @ mix.T)
@@ -88,7 +127,7 @@ def outside(left, right, beta, mix_left, mix_right, log_root, lengths, scale):
         ends_here = lengths == width
         counts[ends_here, 0] += from_root[ends_here]
         marginals[:, :spans, width] = counts.sum(-1)
-        shares = (left[:, :spans, 1:width] + _right_parts(right, width, spans) - joined[:, :, None]).exp()
+        shares = exp_floored(left[:, :spans, 1:width] + _right_parts(right, width, spans) - joined[:, :, None])
         shares *= counts[:, :, None]
         counts_left[:, :spans, 1:width] += shares
         _right_parts(counts_right, width, spans).add_(shares)  # each (start, width) once: a view, added in place
@@ -100,14 +139,16 @@ class Inside(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_mask):
-        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask)
+        with denormals_flushed():
+            left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right, log_mask)
         ctx.save_for_backward(left, right, beta, mix_left, mix_right, log_root, lengths)
         return torch.logsumexp(_roots(beta, lengths, log_root), -1)
 
     @staticmethod
     def backward(ctx, grad):
         left, right, beta, mix_left, mix_right, log_root, lengths = ctx.saved_tensors
-        *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
+        with denormals_flushed():  # backward may run on another thread
+            *grads, _ = outside(left, right, beta, mix_left, mix_right, log_root, lengths, grad)
         return (*grads, None, None)
 
 
@@ -120,7 +161,8 @@ def inside(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths, log_ma
 @torch.no_grad()
 def marginals(leaf_left, leaf_right, mix_left, mix_right, log_root, lengths) -> tuple[torch.Tensor, torch.Tensor]:
     """(log Z (B,), span marginals (B, n_max, n_max + 1) by start and width): the expected count of each span."""
-    left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
-    log_z = torch.logsumexp(_roots(beta, lengths, log_root), -1)
-    *_, spans = outside(left, right, beta, mix_left, mix_right, log_root, lengths, torch.ones_like(log_z))
+    with denormals_flushed():
+        left, right, beta = inside_charts(leaf_left, leaf_right, mix_left, mix_right)
+        log_z = torch.logsumexp(_roots(beta, lengths, log_root), -1)
+        *_, spans = outside(left, right, beta, mix_left, mix_right, log_root, lengths, torch.ones_like(log_z))
     return log_z, spans

@@ -107,8 +107,8 @@ def rank_terms(log_root, log_head, log_left, log_right, log_emit):
     """What the inside pass needs of the rules (see the module's docstring): the leaves' log l and log ρ (B, n, rank),
     the mixes (rank, rank) and the root's log weights over ranks (rank,)."""
     nt = log_head.shape[0]
-    leaf_left = torch.logsumexp(log_emit[..., None] + log_left[nt:], -2)
-    leaf_right = torch.logsumexp(log_emit[..., None] + log_right[nt:], -2)
+    leaf_left = fast.logsumexp(log_emit[..., None] + log_left[nt:], -2)
+    leaf_right = fast.logsumexp(log_emit[..., None] + log_right[nt:], -2)
     head = log_head.exp()
     mix_left, mix_right = head.T @ log_left[:nt].exp(), head.T @ log_right[:nt].exp()
     log_root_rank = torch.logsumexp(log_root[:, None] + log_head, 0)

@@ -5,6 +5,7 @@ import torch
 
 from onlstm_cli import fast
 from onlstm_cli.config import PcfgConfig
+from onlstm_cli.fast.inside import EXP_FLOOR
 from onlstm_cli.pcfg.model import NeuralPCFG, inside_reference, pcfg_trees, rank_terms
 
 NT, PT = 3, 4
@@ -52,6 +53,41 @@ def test_the_hand_written_outside_pass_is_autograd_through_the_definition(pcfg, 
     got = torch.autograd.grad((fast_pass * weights).sum(), list(pcfg.parameters()))
     assert torch.allclose(fast_pass, reference, atol=1e-10)
     assert max(float((a - b).abs().max()) for a, b in zip(expected, got)) < 1e-9
+
+
+def test_a_peaked_grammar_scores_as_the_definition_though_its_exponents_are_floored(pcfg, batch):
+    """A trained grammar's chart terms lie hundreds of nats below their sums' largest, where the passes floor their
+    exponents (fast/inside.py's EXP_FLOOR, for the CPU's speed): its likelihood and gradients must not move."""
+    ids, lengths = batch
+    with torch.no_grad():
+        leaf_left, leaf_right, mix_left, mix_right, log_root = pcfg.terms(ids)
+        # each term's ranks spread 2,000 times as far, around its largest (the definition takes no largest out)
+        peaked = [(leaf - leaf.amax(-1, keepdim=True)) * 2000 for leaf in (leaf_left, leaf_right, log_root)]
+        peaked = [peaked[0], peaked[1], mix_left ** 6, mix_right ** 6, peaked[2]]
+    assert float((peaked[0] < 2 * EXP_FLOOR).double().mean()) > 0.3  # many terms far below the floor
+    results = []
+    for run in (inside_reference, fast.pcfg_inside):
+        terms = [t.clone().requires_grad_() for t in peaked]
+        log_z = run(*terms, lengths)
+        results.append((log_z.detach(), torch.autograd.grad(log_z.sum(), terms)))
+    (expected, expected_grads), (got, got_grads) = results
+    assert torch.allclose(got, expected, rtol=1e-9, atol=1e-9)
+    for a, b in zip(expected_grads, got_grads):
+        assert torch.allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_the_floored_logsumexp_is_torchs_with_its_gradient():
+    torch.manual_seed(2)
+    values = torch.randn(6, 9, dtype=torch.float64) * 80
+    values[0, 3] = fast.FORBIDDEN  # a forbidden span's weight beside ordinary ones
+    values[1] = values[1, 0]       # ties
+    ours_in, theirs_in = values.clone().requires_grad_(), values.clone().requires_grad_()
+    ours, theirs = fast.logsumexp(ours_in, 1), torch.logsumexp(theirs_in, 1)
+    assert torch.allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    weights = torch.arange(6, dtype=torch.float64)
+    (ours * weights).sum().backward()
+    (theirs * weights).sum().backward()
+    assert torch.allclose(ours_in.grad, theirs_in.grad, atol=1e-12)
 
 
 def test_a_sentence_scores_the_same_alone_as_beside_longer_ones(pcfg, batch):
@@ -111,3 +147,22 @@ def test_a_parses_batches_are_cut_to_bound_its_charts_and_give_the_same_trees(pc
     cut = pcfg_trees(pcfg, sentences, batch_size=64)
     assert cut[0] == whole[0] and cut[1] == pytest.approx(whole[1], abs=1e-4)
     assert max(shape[0] for shape in calls) <= 2 and sum(shape[0] for shape in calls) == 5
+
+
+def test_denormals_are_flushed_within_the_context_and_set_back_after_unless_set_before():
+    import sys
+    subnormal = sys.float_info.min / 2
+    assert subnormal > 0
+    with fast.denormals_flushed():
+        assert sys.float_info.min / 2 == 0.0
+        with fast.denormals_flushed():  # nested: the outer one sets it back, not this one
+            pass
+        assert sys.float_info.min / 2 == 0.0
+    assert sys.float_info.min / 2 == subnormal
+    torch.set_flush_denormal(True)  # a caller's own setting is kept
+    try:
+        with fast.denormals_flushed():
+            pass
+        assert sys.float_info.min / 2 == 0.0
+    finally:
+        torch.set_flush_denormal(False)

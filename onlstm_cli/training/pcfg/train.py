@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from onlstm_cli import __version__
+from onlstm_cli import __version__, fast
 from onlstm_cli.config import DEFAULT_MAX_VOCAB, DEFAULT_MIN_FREQ, PcfgConfig, PcfgTrainConfig
 from onlstm_cli.errors import RankZeroFailed, TrainingError
 from onlstm_cli.modelfile import CHECKPOINT_FORMAT, read_archive
@@ -142,8 +142,6 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
     out = Path(out)
     budget = Budget(train.time_budget) if budget is None else budget
     started = min(time.time(), budget.started)  # the set-up counts: a focused run's teachers parse before this
-    if train.threads:
-        torch.set_num_threads(train.threads)
     tokenizer = tokenizer or Tokenizer()
     reading = {"tokenizer": tokenizer.to_dict(), "lang": lang, "pretokenized": pretokenized, "keep_punct": keep_punct,
                "max_vocab": max_vocab, "min_freq": min_freq}
@@ -163,7 +161,9 @@ def train_pcfg(corpus, out, config: dict | None = None, train: PcfgTrainConfig |
         return read_text(corpus, valid, tokenizer, pretokenized, keep_punct, max_vocab, min_freq, train.max_len,
                          resumed_vocab, endings), state
 
-    with process_group(resolve_device(train.device)) as (group, device):
+    with fast.denormals_flushed(), process_group(resolve_device(train.device)) as (group, device):
+        if train.threads:
+            torch.set_num_threads(train.threads)
         if focus and group.world_size > 1:
             raise TrainingError("a focused PCFG (--teacher) trains in one process: start it without torchrun")
         reporter = (reporter or LineReporter()) if group.is_main else NullReporter()

@@ -250,3 +250,25 @@ def test_patience_0_trains_every_epoch_and_a_resumed_run_keeps_counting(tmp_path
     second = train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=20, time_budget=None,
                         patience=2), valid=tiny_corpus["valid"], resume=first.checkpoint, reporter=reporter)
     assert second.epochs_done == 4 and second.stopped_early == 2 and reporter.epochs_ended == []
+
+
+def test_a_pcfg_trains_with_denormals_flushed_and_sets_them_back(tiny_corpus, tmp_path, monkeypatch):
+    """A trained grammar's products make many denormal floats, which a CPU computes many times slower: training
+    flushes them (fast.denormals_flushed) and sets Python's floats back after. (Whether torch's other threads
+    flush too depends on whether they start within it, which an earlier test's torch op decides here.)"""
+    import sys
+
+    import onlstm_cli.training.pcfg.train as module
+    seen = {}
+    original = module.run_together
+
+    def run_together(*args, **kwargs):
+        seen["python"] = sys.float_info.min / 2  # 0.0 where subnormals are flushed
+        seen["torch"] = int((torch.full((1000,), 1e-30) * 1e-10).count_nonzero())  # small: on this thread
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, "run_together", run_together)
+    assert sys.float_info.min / 2 > 0
+    module.train_pcfg(tiny_corpus["train"], tmp_path / "m.onlstm", SMALL_SIZES,
+                      PcfgTrainConfig(epochs=1, time_budget=None), valid=tiny_corpus["valid"], reporter=QuietReporter())
+    assert seen == {"python": 0.0, "torch": 0}
+    assert sys.float_info.min / 2 > 0  # set back: Python's floats (and hypothesis) keep their subnormals
