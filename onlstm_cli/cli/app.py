@@ -70,3 +70,15 @@ def friendly_errors(command):
             fail(f"internal error ({name}: {str(e).splitlines()[0] if str(e) else ''}); "
                  "set ONLSTM_DEBUG=1 to see the traceback", 1)
     return wrapper
+
+
+def denormals_flushed(command):
+    """Run the command with CPU denormal floats flushed (fast.denormals_flushed), entered before torch's threads
+    start so that they inherit it: a PCFG's charts make many, which a CPU computes many times slower. torch is
+    imported when the command runs, not before (`onlstm --help` stays fast)."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from onlstm_cli import fast
+        with fast.denormals_flushed():
+            return command(*args, **kwargs)
+    return wrapper

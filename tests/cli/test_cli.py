@@ -62,6 +62,22 @@ def test_parse_bracket_one_line_per_input_line(runner, model):
             assert bracket_leaves(line) == sentence.split()
 
 
+def test_parse_runs_with_denormals_flushed_and_sets_them_back(runner, model, monkeypatch):
+    """A PCFG's charts make many denormal floats, which a CPU computes many times slower: `parse` flushes them
+    (cli/app.denormals_flushed) and sets Python's floats back after, even in the caller's process."""
+    from onlstm_cli.induction.line_parser import LineParser
+    seen = []
+    original = LineParser.parse_batches
+
+    def parse_batches(self, *args, **kwargs):
+        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
+        yield from original(self, *args, **kwargs)
+    monkeypatch.setattr(LineParser, "parse_batches", parse_batches)
+    result = run(runner, ["parse", "--model", model, "--pretokenized"], input="the cat sat\n")
+    assert result.exit_code == 0, result.output
+    assert seen == [0.0] and sys.float_info.min / 2 > 0
+
+
 def test_parse_default_tokenization_and_format(runner, model):
     """Not a terminal → bracket output; PTB tokenization splits the final period and contractions."""
     result = run(runner, ["parse", "--model", model], input="The cat didn't sit.\n")
