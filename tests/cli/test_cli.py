@@ -263,6 +263,21 @@ def test_parse_bad_batch_size_is_a_user_error(runner, model, size):
 
 # --- evaluate ---------------------------------------------------------------------------------------------
 
+def test_evaluate_runs_with_denormals_flushed_and_sets_them_back(runner, model, monkeypatch):
+    """As `parse` does (a PCFG's charts make many denormal floats): flushed while it scores, set back after."""
+    import onlstm_cli.evaluation.model_scores as scores
+    seen = []
+    original = scores.score_model
+
+    def score_model(*args, **kwargs):
+        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
+        return original(*args, **kwargs)
+    monkeypatch.setattr(scores, "score_model", score_model)
+    result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json"])
+    assert result.exit_code == 0, result.output
+    assert seen == [0.0] and sys.float_info.min / 2 > 0
+
+
 def test_evaluate_model_json(runner, model):
     result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json"])
     assert result.exit_code == 0, result.output
