@@ -72,7 +72,7 @@ def friendly_errors(command):
     return wrapper
 
 
-def denormals_flushed(command):
+def with_denormals_flushed(command):
     """Run the command with CPU denormal floats flushed (fast.denormals_flushed), entered before torch's threads
     start so that they inherit it: a PCFG's charts make many, which a CPU computes many times slower. torch is
     imported when the command runs, not before (`onlstm --help` stays fast)."""

@@ -6,12 +6,12 @@ from typing import List, Optional
 
 import typer
 
-from onlstm_cli.cli.app import denormals_flushed, friendly_errors
+from onlstm_cli.cli.app import friendly_errors, with_denormals_flushed
 from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, ScoringPunctuation, SplitRule
 
 
 @friendly_errors
-@denormals_flushed
+@with_denormals_flushed
 def evaluate(
     gold: Path = typer.Option(..., "--gold", "-g", help="Gold trees: bracketed trees (one a line or .mrg files, or a folder of them) or CoNLL-U."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: by the gold text's script."),

@@ -11,7 +11,7 @@ import typer
 
 from onlstm_cli.cli import parse_progress
 from onlstm_cli.cli.options import ENSEMBLE_HELP, PUNCTUATION_HELP, PunctuationRule, SplitRule
-from onlstm_cli.cli.app import denormals_flushed, friendly_errors
+from onlstm_cli.cli.app import friendly_errors, with_denormals_flushed
 from onlstm_cli.console import printable
 from onlstm_cli.errors import OnlstmError, UserError
 from onlstm_cli.files import STDIN, check_outputs
@@ -24,7 +24,7 @@ OutputFormat = Enum("OutputFormat", {name: name for name in WRITERS}, type=str)
 
 
 @friendly_errors
-@denormals_flushed
+@with_denormals_flushed
 def parse(
     files: Optional[List[Path]] = typer.Argument(None, help="Text files, one sentence a line; - or none: stdin."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="A .onlstm file or a bundled model (BUNDLED_MODELS); default: zh for lines with CJK characters, else en."),

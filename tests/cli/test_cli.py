@@ -64,7 +64,7 @@ def test_parse_bracket_one_line_per_input_line(runner, model):
 
 def test_parse_runs_with_denormals_flushed_and_sets_them_back(runner, model, monkeypatch):
     """A PCFG's charts make many denormal floats, which a CPU computes many times slower: `parse` flushes them
-    (cli/app.denormals_flushed) and sets Python's floats back after, even in the caller's process."""
+    (cli/app.with_denormals_flushed) and sets Python's floats back after, even in the caller's process."""
     from onlstm_cli.induction.line_parser import LineParser
     seen = []
     original = LineParser.parse_batches
