@@ -276,7 +276,7 @@ def bench_parse(repeats: int, model: str | None = None, text: Path = DATA / "ptb
             configs[f"--model {model}"] = ["-m", model, str(en)]
         elif zh_text().exists():
             zh = ten_thousand(lines_of(zh_text()), "zh.txt")
-            configs["default Chinese (zh, its span parser), Chinese Wikipedia lines"] = ["-m", "zh", str(zh)]
+            configs["default Chinese (zh, a PCFG), Chinese Wikipedia lines"] = ["-m", "zh", str(zh)]
             configs["zh-lm (its ON-LSTM alone) on the same lines"] = ["-m", "zh-lm", str(zh)]
         walls: dict[str, list[float]] = {label: [] for label in configs}
         for _ in range(repeats):

@@ -20,7 +20,7 @@ _LAZY = {
     "train_pcfg": "training.pcfg.train", "train_focused_pcfg": "training.student.focus",
     "Parser": "api", "ParseTree": "api", "UnreadableTextWarning": "api", "LineParser": "induction.line_parser",
     "parse_lines": "induction.distances", "sentence_distances": "induction.distances", "resolve_model": "induction.models",
-    "parse_in_workers": "induction.parallel", "model_info": "info",
+    "parse_in_workers": "induction.parallel", "PausedLines": "text.input_lines", "model_info": "info",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

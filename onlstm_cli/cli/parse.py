@@ -72,7 +72,7 @@ def parse(
     # each batch is answered (written and flushed) before the next is read: from a pipe, a batch is what
     # has arrived, so output keeps up with input line by line (see read_input_batches)
     lines = read_input_batches(files or [], BLOCK)
-    batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs, BLOCK)
+    batches = parser.parse_batches(lines) if jobs == 1 else parse_in_workers(parser, lines, jobs)
     if parse_progress.wanted(output is not None):
         batches = parse_progress.with_progress(batches)
     batches = parser.unreadable_warnings(batches, lambda message: typer.echo(f"warning: {printable(message)}",

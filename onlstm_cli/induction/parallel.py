@@ -21,6 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
 from onlstm_cli.errors import OnlstmError, WorkerError
+from onlstm_cli.text.input_lines import PausedLines
 
 MAX_JOBS = 256  # more workers than this is a typo, not a machine
 
@@ -59,10 +60,11 @@ def _parse_batch(lines: list[str]):
     return next(_WORKER_PARSER.parse_batches([lines]))
 
 
-def parse_in_workers(parser, batches: Iterable[Sequence[str]], jobs: int, full: int) -> Iterator[list]:
-    """Like `parser.parse_batches(batches)`, over `jobs` worker processes. A batch shorter than `full` lines
-    means the input had no more ready: every batch read so far is answered before the next is read. An
-    OnlstmError from the input (a line that is not UTF-8) comes after the answers to every batch before it."""
+def parse_in_workers(parser, batches: Iterable[Sequence[str]], jobs: int) -> Iterator[list]:
+    """Like `parser.parse_batches(batches)`, over `jobs` worker processes. After a batch that is PausedLines
+    (the input had no more ready: read_input_batches) every batch read so far is answered before the next is
+    read; other batches go to the workers as they come, whatever their length. An OnlstmError from the input
+    (a line that is not UTF-8) comes after the answers to every batch before it."""
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
                                initargs=(parser, max(1, usable_cores() // jobs)))
     pending: deque = deque()
@@ -78,7 +80,7 @@ def parse_in_workers(parser, batches: Iterable[Sequence[str]], jobs: int, full: 
                     yield _result(pending.popleft())
                 raise
             pending.append(pool.submit(_parse_batch, list(batch)))
-            while pending and (len(pending) >= 2 * jobs or len(batch) < full or pending[0].done()):
+            while pending and (len(pending) >= 2 * jobs or isinstance(batch, PausedLines) or pending[0].done()):
                 yield _result(pending.popleft())
         while pending:
             yield _result(pending.popleft())

@@ -21,12 +21,18 @@ FIRST_BLOCK = 16  # a source's first list: its first answers come at once (`pars
 _STALL = None  # what _pipe_lines gives where the input pauses
 
 
+class PausedLines(list):
+    """A list of lines after which the input paused (a pipe with no further complete line yet): every line
+    read so far is to be answered before the next is waited for. A list of any other kind may be followed at
+    once by more (a file's first lists are short too, so that its first answers come at once)."""
+
+
 def read_input_batches(files: list[Path], block: int):
     """Lists of lines (without newline) from the files, or stdin (no files, or a file named "-"), up to `block`
     lines (and BATCH_BYTES) each; a source's first lists are shorter (FIRST_BLOCK lines, doubling).
 
-    A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early when no
-    further complete line arrives within STALL_SECONDS, so each line can be answered before the next
+    A file gives full lists; a pipe (or terminal) gives what it has ready: a list ends early, as PausedLines,
+    when no further complete line arrives within STALL_SECONDS, so each line can be answered before the next
     comes. Invalid UTF-8, or a line longer than MAX_LINE_BYTES (refused as it is read: /dev/zero has no line
     break), is a one-line error, raised once the lines before it are given out; a byte order mark at the
     start of a source is dropped.
@@ -51,7 +57,7 @@ def read_input_batches(files: list[Path], block: int):
                             yield lines  # every line before the bad one is answered before the error
                         raise InputError(f"{where} line {number} is not valid UTF-8") from None
                     lines.append(line.removeprefix("\ufeff") if number == 1 else line)
-                yield lines
+                yield PausedLines(lines) if isinstance(raw_lines, PausedLines) else lines
         finally:
             if path is not None:
                 stream.close()
@@ -72,7 +78,7 @@ def _raw_batches(stream, block: int, where: str):
         for line in _pipe_lines(fd, where) if waits else bounded_lines(stream, where):
             if line is _STALL:  # the input stalls: answer what has come
                 if pending:
-                    yield pending
+                    yield PausedLines(pending)
                 pending, size = [], 0
                 continue
             pending.append(line)

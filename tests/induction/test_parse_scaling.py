@@ -117,6 +117,30 @@ def test_jobs_give_the_output_of_one_process_byte_for_byte(student, tiny_corpus)
     assert one.stdout == two.stdout and one.stdout.count("\n") == text.count("\n")
 
 
+def batches_read(pulls: list, batches: list):
+    """The batches, each appended to `pulls` as it is read."""
+    for batch in batches:
+        pulls.append(batch)
+        yield batch
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["file", "pipe paused"])
+def test_workers_read_on_past_short_batches_unless_the_input_paused(model, paused):
+    """A file's first batches are short (FIRST_BLOCK, doubling): they go to the workers side by side (it
+    once read them one at a time, leaving all workers but one idle); after a batch where a pipe paused, every
+    batch read is answered before the next is read."""
+    from onlstm_cli.induction.line_parser import LineParser
+    from onlstm_cli.induction.parallel import parse_in_workers
+    from onlstm_cli.text.input_lines import PausedLines
+    lines = ["the cat sat", "a dog ran", "the dog sat on the mat"]
+    batches = [PausedLines([line]) if paused else [line] for line in lines]
+    pulls: list = []
+    answers = parse_in_workers(LineParser(model), batches_read(pulls, batches), jobs=2)
+    first = next(answers)  # a worker takes seconds to start: any batch read by now was read without waiting
+    assert len(pulls) == (1 if paused else len(lines))
+    assert [first[0].tokens, *(batch[0].tokens for batch in answers)] == [line.split() for line in lines]
+
+
 @pytest.mark.parametrize("jobs", ["0", "-3", "100000"])
 def test_a_bad_jobs_count_is_a_one_line_error(model, runner, jobs):
     from onlstm_cli.cli.commands import app
