@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from onlstm_cli.cli.app import Invocation, err_line, friendly_errors
+from onlstm_cli.cli.app import Invocation, err_line, friendly_errors, with_denormals_flushed
 from onlstm_cli.cli.options import (MODEL_DEFAULTS, PCFG_DEFAULTS, PCFG_TRAIN_DEFAULTS, RECIPE_DEFAULTS,
                                     SELF_TRAIN_DEFAULTS, TRAIN_DEFAULTS, Family, LrSchedule, MasterInput, SplitRule,
                                     LeanFrom, StudentUnits, TeacherWeights, Units, VoteTargets, command_of,
@@ -117,6 +117,7 @@ TRAIN_PANELS = {
 
 @command_of(TrainOptions, TRAIN_PANELS)
 @friendly_errors
+@with_denormals_flushed  # before the language models start torch's threads: the recipe parses its PCFG teachers after
 def train(o: TrainOptions):
     """Make a constituency parser from plain text, one sentence a line.
 

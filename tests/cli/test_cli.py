@@ -455,6 +455,24 @@ def test_train_resume_of_a_model_file_fails_cleanly(runner, tmp_path, tiny_model
     assert_user_error(result, "checkpoint")
 
 
+def test_train_runs_with_denormals_flushed_and_sets_them_back(runner, tmp_path, monkeypatch):
+    """`train` flushes denormal floats from its start, before its language models start torch's threads: the
+    recipe parses its PCFG teachers in the same process after them (a trained grammar's charts make many denormals,
+    which a CPU computes many times slower). Python's floats are set back after, in the caller's process."""
+    import onlstm_cli.cli.train as train_command
+    seen = []
+    original = train_command.language_models
+
+    def language_models(*args, **kwargs):
+        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
+        return original(*args, **kwargs)
+    monkeypatch.setattr(train_command, "language_models", language_models)
+    corpus = write_corpus(tmp_path / "train.txt", 40, seed=2)
+    result = run(runner, ["train", corpus, "--out", tmp_path / "m.onlstm", *TINY_ARGS])
+    assert result.exit_code == 0, result.output
+    assert seen == [0.0] and sys.float_info.min / 2 > 0
+
+
 def test_train_interrupted_via_cli(runner, tmp_path, monkeypatch):
     from onlstm_cli.training.lm.train import LineReporter
 
