@@ -62,17 +62,28 @@ def test_parse_bracket_one_line_per_input_line(runner, model):
             assert bracket_leaves(line) == sentence.split()
 
 
+def flush_seen_by(monkeypatch, owner, name: str, generator: bool = False) -> list:
+    """`owner.name` patched to note, at each call, whether this thread flushes subnormal floats (0.0 where it
+    does, as a command run within cli/app.with_denormals_flushed does); the notes, in a list that fills as it runs."""
+    seen: list = []
+    original = getattr(owner, name)
+
+    def called(*args, **kwargs):
+        seen.append(sys.float_info.min / 2)
+        return original(*args, **kwargs)
+
+    def iterated(*args, **kwargs):
+        seen.append(sys.float_info.min / 2)
+        yield from original(*args, **kwargs)
+    monkeypatch.setattr(owner, name, iterated if generator else called)
+    return seen
+
+
 def test_parse_runs_with_denormals_flushed_and_sets_them_back(runner, model, monkeypatch):
     """A PCFG's charts make many denormal floats, which a CPU computes many times slower: `parse` flushes them
     (cli/app.with_denormals_flushed) and sets Python's floats back after, even in the caller's process."""
     from onlstm_cli.induction.line_parser import LineParser
-    seen = []
-    original = LineParser.parse_batches
-
-    def parse_batches(self, *args, **kwargs):
-        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
-        yield from original(self, *args, **kwargs)
-    monkeypatch.setattr(LineParser, "parse_batches", parse_batches)
+    seen = flush_seen_by(monkeypatch, LineParser, "parse_batches", generator=True)
     result = run(runner, ["parse", "--model", model, "--pretokenized"], input="the cat sat\n")
     assert result.exit_code == 0, result.output
     assert seen == [0.0] and sys.float_info.min / 2 > 0
@@ -266,13 +277,7 @@ def test_parse_bad_batch_size_is_a_user_error(runner, model, size):
 def test_evaluate_runs_with_denormals_flushed_and_sets_them_back(runner, model, monkeypatch):
     """As `parse` does (a PCFG's charts make many denormal floats): flushed while it scores, set back after."""
     import onlstm_cli.evaluation.model_scores as scores
-    seen = []
-    original = scores.score_model
-
-    def score_model(*args, **kwargs):
-        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
-        return original(*args, **kwargs)
-    monkeypatch.setattr(scores, "score_model", score_model)
+    seen = flush_seen_by(monkeypatch, scores, "score_model")
     result = run(runner, ["evaluate", "--gold", GOLD, "--model", model, "--json"])
     assert result.exit_code == 0, result.output
     assert seen == [0.0] and sys.float_info.min / 2 > 0
@@ -460,13 +465,7 @@ def test_train_runs_with_denormals_flushed_and_sets_them_back(runner, tmp_path, 
     recipe parses its PCFG teachers in the same process after them (a trained grammar's charts make many denormals,
     which a CPU computes many times slower). Python's floats are set back after, in the caller's process."""
     import onlstm_cli.cli.train as train_command
-    seen = []
-    original = train_command.language_models
-
-    def language_models(*args, **kwargs):
-        seen.append(sys.float_info.min / 2)  # 0.0 where subnormals are flushed
-        return original(*args, **kwargs)
-    monkeypatch.setattr(train_command, "language_models", language_models)
+    seen = flush_seen_by(monkeypatch, train_command, "language_models")
     corpus = write_corpus(tmp_path / "train.txt", 40, seed=2)
     result = run(runner, ["train", corpus, "--out", tmp_path / "m.onlstm", *TINY_ARGS])
     assert result.exit_code == 0, result.output

@@ -14,16 +14,7 @@ from onlstm_cli.induction.teachers import model_trees
 from onlstm_cli.modelfile import load_model
 from onlstm_cli.training.recipe.voters import validation_votes
 from onlstm_cli.training.student.check import agreement
-from onlstm_cli.training.student.votes import consensus_targets
-
-def one_vote_each(trees) -> dict:
-    """A sentence's votes: each span counted once for every tree that holds it."""
-    votes: dict = {}
-    for tree in trees:
-        for span in tree:
-            votes[span] = votes.get(span, 0.0) + 1.0
-    return votes
-
+from onlstm_cli.training.student.votes import consensus_targets, vote
 
 student, valid = Path(sys.argv[1]), sys.argv[2]
 teachers = [load_model(p) for p in sys.argv[3:]]
@@ -38,8 +29,8 @@ print(f"{len(sentences)} validation sentences of 3 words or more; {len(own)} vot
 print("teacher | as the check is: teacher, student | left out: teacher, student (the others' consensus)")
 for k, name in enumerate(votes.teacher_names):
     others = [own[j] for j in range(len(own)) if j != k]
-    left_out = [set(s) for s in consensus_targets([one_vote_each(per) for per in zip(*others)], lengths)] \
-        if others else None
+    # each span's share of the others' votes, one each, as the recipe's votes are shares (consensus_heights)
+    left_out = [set(s) for s in consensus_targets(vote(others, lengths), lengths)] if others else None
     row = [agreement(own[k], consensus), agreement(mine, consensus)]
     row += [agreement(own[k], left_out), agreement(mine, left_out)] if left_out else [float("nan")] * 2
     print(f"{Path(name).name} | {row[0]:.2f}, {row[1]:.2f} | {row[2]:.2f}, {row[3]:.2f}")
