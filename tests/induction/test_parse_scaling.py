@@ -141,6 +141,20 @@ def test_workers_read_on_past_short_batches_unless_the_input_paused(model, pause
     assert [first[0].tokens, *(batch[0].tokens for batch in answers)] == [line.split() for line in lines]
 
 
+def test_a_worker_flushes_denormals_from_its_start(model):
+    """`parse` runs with denormals flushed (a PCFG's charts make many, which a CPU computes many times slower); a
+    spawned worker inherits nothing of that, so it flushes them itself before its threads start."""
+    import multiprocessing
+    import operator
+    from concurrent.futures import ProcessPoolExecutor
+    from onlstm_cli.induction.line_parser import LineParser
+    from onlstm_cli.induction.parallel import _start_worker
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
+                             initargs=(LineParser(model), 1)) as pool:
+        half = pool.submit(operator.truediv, sys.float_info.min, 2).result(timeout=120)  # in the worker
+    assert half == 0.0 and sys.float_info.min / 2 > 0
+
+
 @pytest.mark.parametrize("jobs", ["0", "-3", "100000"])
 def test_a_bad_jobs_count_is_a_one_line_error(model, runner, jobs):
     from onlstm_cli.cli.commands import app
