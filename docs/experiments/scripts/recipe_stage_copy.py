@@ -1,6 +1,6 @@
-"""A copy of a finished recipe's record for a rerun of its later stages (far_apart_recipe.sh, cut_focus_*.sh): the
-split's paths pointed beside the copy, the span parser's stage taken out as an interrupted recipe records it, and
-what a rerun changes.
+"""A copy of a finished recipe's record for a rerun of its later stages (far_apart_*.sh, cut_focus_*.sh): the
+split's paths pointed beside the copy, the span parser's stages (both rounds) taken out as an interrupted recipe
+records them, and what a rerun changes.
 usage: recipe_stage_copy.py SOURCE_RECORD DEST_RECORD [--only-family F] [--stage-one-seconds S] [--set KEY=JSON]…
   --only-family F: keep only family F's teachers (the others train again);
   --stage-one-seconds S: stage 1's wall time so far (the others' taken out with them);
@@ -20,8 +20,9 @@ record = json.load(open(args.source))
 for name in ("corpus", "valid"):  # the recipe's split of the corpus, now beside the copy
     path = record["options"][name]
     record["options"][name] = os.path.join(os.path.dirname(os.path.realpath(args.dest)), os.path.basename(path))
-record["span_parser"] = None  # the stage not yet run, as an interrupted recipe records it
+record["span_parser"] = record["first_round"] = None  # the stages not yet run, as an interrupted recipe records them
 record["stage_seconds"].pop("span_parser", None)
+record["stage_seconds"].pop("second_round", None)
 if args.only_family:
     record["teachers"] = [t for t in record["teachers"] if t.get("family", "onlstm") == args.only_family]
 if args.stage_one_seconds is not None:
