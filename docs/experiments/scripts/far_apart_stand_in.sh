@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# pcfg.md, entry 173's probe: a finished one-hour recipe (DIR/STEM.onlstm and its record) run on from its stage 1 by
-# the recipe's own command with --min-relative-agreement 0.75: its language models and PCFGs copied, its split made
-# again by the recipe's held_out_split, the span parser's stage taken out of the record; the span parser and its
-# second round then train in what the hour has left, as the run's own did. From the repository root; nothing beside it.
+# pcfg.md, entries 173-178's probes (the stand-in's and Turkish teachers): a finished one-hour recipe (DIR/STEM.onlstm
+# and its record) run on from its stage 1 by the recipe's own command with --min-relative-agreement 0.75, or with what
+# COPY_OPTION… records instead: its language models and PCFGs copied, its split made again by the recipe's
+# held_out_split, the span parser's stages taken out of the record; the span parser and its second round then train
+# in what the hour has left, as the run's own did. From the repository root; nothing beside it.
 # usage: far_apart_stand_in.sh CORPUS GOLD DIR STEM OUT_DIR [COPY_OPTION…]
 # COPY_OPTION…: recipe_stage_copy.py's, in place of the option (e.g. --no-vote-family onlstm: the PCFGs vote alone)
 set -euo pipefail
