@@ -12,7 +12,6 @@ that has run OpenMP can hang) and ignore Ctrl-C, which the parent handles by sto
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 from collections import deque
@@ -46,19 +45,17 @@ def check_jobs(jobs: int) -> int:
 
 
 _WORKER_PARSER = None
-_WORKER_CONTEXT = contextlib.ExitStack()  # what a worker holds for its life
 
 
 def _start_worker(parser, threads: int) -> None:
     import torch
 
-    from onlstm_cli import fast
-
     global _WORKER_PARSER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops every worker on Ctrl-C
-    # as `parse` runs (cli/app.with_denormals_flushed), which a spawned process does not inherit: for the worker's
-    # life, entered before its threads start so that they flush too (a PCFG's charts make many denormals)
-    _WORKER_CONTEXT.enter_context(fast.denormals_flushed())
+    # as `parse` runs (cli/app.with_denormals_flushed, fast.denormals_flushed), which a spawned process does not
+    # inherit: set before its threads start so that they flush too (a PCFG's charts make many denormals); the
+    # worker's process ends with it, so nothing is set back
+    torch.set_flush_denormal(True)
     torch.set_num_threads(threads)
     _WORKER_PARSER = parser
 

@@ -1,6 +1,7 @@
 """The `onlstm` command through typer's CliRunner, plus one real subprocess run per bundled model."""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -62,7 +63,7 @@ def test_parse_bracket_one_line_per_input_line(runner, model):
             assert bracket_leaves(line) == sentence.split()
 
 
-def flush_seen_by(monkeypatch, owner, name: str, generator: bool = False) -> list:
+def flush_seen_by(monkeypatch, owner, name: str) -> list:
     """`owner.name` patched to note, at each call, whether this thread flushes subnormal floats (0.0 where it
     does, as a command run within cli/app.with_denormals_flushed does); the notes, in a list that fills as it runs."""
     seen: list = []
@@ -75,7 +76,7 @@ def flush_seen_by(monkeypatch, owner, name: str, generator: bool = False) -> lis
     def iterated(*args, **kwargs):
         seen.append(sys.float_info.min / 2)
         yield from original(*args, **kwargs)
-    monkeypatch.setattr(owner, name, iterated if generator else called)
+    monkeypatch.setattr(owner, name, iterated if inspect.isgeneratorfunction(original) else called)
     return seen
 
 
@@ -83,7 +84,7 @@ def test_parse_runs_with_denormals_flushed_and_sets_them_back(runner, model, mon
     """A PCFG's charts make many denormal floats, which a CPU computes many times slower: `parse` flushes them
     (cli/app.with_denormals_flushed) and sets Python's floats back after, even in the caller's process."""
     from onlstm_cli.induction.line_parser import LineParser
-    seen = flush_seen_by(monkeypatch, LineParser, "parse_batches", generator=True)
+    seen = flush_seen_by(monkeypatch, LineParser, "parse_batches")
     result = run(runner, ["parse", "--model", model, "--pretokenized"], input="the cat sat\n")
     assert result.exit_code == 0, result.output
     assert seen == [0.0] and sys.float_info.min / 2 > 0
