@@ -100,6 +100,22 @@ def branching_warning(model: NeuralPCFG, valid: list[list[int]]) -> str | None:
             "another --seed, or --teacher files to focus it on, may learn more")
 
 
+# a training perplexity that ends more than this factor above its lowest went uphill, past an epoch's noise
+UPHILL = 1.1
+
+
+def uphill_warning(history: list[dict]) -> str | None:
+    """A warning where the training perplexity (one an epoch) ended more than UPHILL above its lowest: the rate is too
+    high for this many epochs, as the default was for ten epochs of PTB, where half of it was not (docs/training.md)."""
+    train = [h["train_ppl"] for h in history if h.get("train_ppl") is not None]
+    if not train or train[-1] <= UPHILL * min(train):
+        return None
+    lowest = min(train)
+    return (f"warning: the training perplexity went uphill, from {lowest:.2f} after epoch {train.index(lowest) + 1} "
+            f"to {train[-1]:.2f} after epoch {len(train)}: the learning rate is too high for this many epochs (the "
+            "file keeps the epoch of best validation perplexity); a lower --lr, e.g. 0.001, trains steadier")
+
+
 class PcfgRun:
     def __init__(self, model, optimizer, rng, text, train, progress, identity: dict, out: Path, clock, reporter,
                  meta: dict, reading: tuple, group: Group = Group()):
@@ -134,9 +150,9 @@ class PcfgRun:
             self.group.fail_together(error)
         if stop != "interrupt" and self.best_state is not None and self.group.is_main:
             self.model.load_state_dict(self.best_state)  # the model `out` holds (the run is over: its checkpoint is out)
-            warning = branching_warning(self.model, self.text.valid)
-            if warning:
-                self.reporter.message(warning)
+            for warning in (uphill_warning(p.history), branching_warning(self.model, self.text.valid)):
+                if warning:
+                    self.reporter.message(warning)
         self.group.barrier()  # the other ranks end once rank 0 has said all it says
         done = len(p.history) and p.history[-1]["epochs"]
         return PcfgTrainResult(self.out, self.checkpoint, float(done or 0), None if math.isinf(p.best) else p.best,
@@ -235,7 +251,9 @@ class PcfgRun:
         valid_ppl = perplexity(self.model, self.text.valid, group=self.group)
         self.clock.validation_seconds = time.time() - started
         epochs = p.epoch - 1 + p.step / max(len(p.batches), 1)
+        train_ppl = math.exp(min(self.train_loss, 50.0))
         p.history.append({"epoch": p.epoch, "epochs": round(epochs, 3), "valid_ppl": valid_ppl,
+                          "train_ppl": round(train_ppl, 2) if math.isfinite(train_ppl) else None,
                           "seconds": round(self.clock.seconds(), 1)})
         improved = valid_ppl is None or valid_ppl < p.best
         if improved:
@@ -247,7 +265,7 @@ class PcfgRun:
                 self.saves(lambda: atomic_save(pcfg_archive(self.model, self.text.vocab, self.tokenizer, self.lang,
                                                             meta), self.out))
             self.best_state = {name: value.detach().clone() for name, value in self.model.state_dict().items()}
-        self.reporter.end_epoch(p.epoch, math.exp(min(self.train_loss, 50.0)), valid_ppl, improved,
+        self.reporter.end_epoch(p.epoch, train_ppl, valid_ppl, improved,
                                 epochs - (p.epoch - 1))
         p.epoch, p.step, p.batches = p.epoch + 1, 0, None
         self.save_checkpoint()

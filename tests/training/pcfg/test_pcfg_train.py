@@ -219,6 +219,47 @@ def test_trees_that_are_no_branching_rule_give_no_warning(monkeypatch):
     assert trainer.branching_warning(model, [[2, 3]]) is None  # no sentence of 3 words: nothing to compare
 
 
+def test_a_training_perplexity_that_went_uphill_is_warned_of():
+    from onlstm_cli.training.pcfg.trainer import uphill_warning
+    # entry 179's seed 1111 at the default rate: lowest after epoch 3, 79% above it after epoch 9
+    went_up = [{"train_ppl": v} for v in (696.49, 552.59, 519.24, 534.17, 555.77, 615.17, 794.17, 830.72, 929.84)]
+    warning = uphill_warning(went_up)
+    assert warning.startswith("warning: the training perplexity went uphill, from 519.24 after epoch 3 to 929.84 "
+                              "after epoch 9") and "--lr" in warning
+    # the same run at 0.001: its last, part epoch 4.1% above its lowest is an epoch's noise
+    steady = [{"train_ppl": v} for v in (716.72, 506.85, 477.50, 472.02, 468.68, 458.00, 456.80, 450.46, 447.56,
+                                         465.81)]
+    assert uphill_warning(steady) is None
+    assert uphill_warning([{"train_ppl": 100.0}, {"train_ppl": 110.0}]) is None  # 10% is not more than 10%
+    assert uphill_warning([{"train_ppl": 100.0}, {"train_ppl": 110.01}]) is not None
+    # a history of an older version, or an epoch with no finite loss, has no training perplexity to read
+    assert uphill_warning([{"valid_ppl": 50.0}, {"train_ppl": None}, {"train_ppl": 40.0}]) is None
+    assert uphill_warning([]) is None
+
+
+def test_a_run_records_its_training_perplexity_and_says_where_it_went_uphill(tmp_path, tiny_corpus, monkeypatch):
+    from onlstm_cli.modelfile import load_model
+    from onlstm_cli.training.pcfg import trainer
+    from onlstm_cli.training.pcfg.train import train_pcfg
+    curve_of([100.0, 90.0, 95.0], monkeypatch)
+    losses = iter([5.0, 4.0, 4.5])  # each epoch's training loss per word: exp 148.41, 54.60, 90.02
+    end_epoch = trainer.PcfgRun.end_epoch
+
+    def with_loss(run):
+        run.train_loss = next(losses)
+        end_epoch(run)
+    monkeypatch.setattr(trainer.PcfgRun, "end_epoch", with_loss)
+    reporter = QuietReporter()
+    out = tmp_path / "p.onlstm"
+    train_pcfg(tiny_corpus["train"], out, SMALL_SIZES, PcfgTrainConfig(epochs=3, time_budget=None, patience=0),
+               valid=tiny_corpus["valid"], reporter=reporter)
+    assert [round(e[1], 2) for e in reporter.epochs_ended] == [148.41, 54.6, 90.02]
+    # the file holds epoch 2, the best validation perplexity, and the history up to it
+    assert [h["train_ppl"] for h in load_model(out).meta["history"]] == [148.41, 54.6]
+    warning = [line for line in reporter.messages if "went uphill" in line]
+    assert len(warning) == 1 and "from 54.60 after epoch 2 to 90.02 after epoch 3" in warning[0], reporter.messages
+
+
 def curve_of(values, monkeypatch):
     """Validation perplexities `values`, one an epoch, in place of the inside pass's."""
     from onlstm_cli.training.pcfg import trainer
