@@ -108,9 +108,9 @@ def uphill_warning(history: list[dict]) -> str | None:
     """A warning where the training perplexity (one an epoch) ended more than UPHILL above its lowest: the rate is too
     high for this many epochs, as the default was for ten epochs of PTB, where half of it was not (docs/training.md)."""
     train = [h["train_ppl"] for h in history if h.get("train_ppl") is not None]
-    if not train or train[-1] <= UPHILL * min(train):
+    lowest = min(train, default=None)
+    if lowest is None or train[-1] <= UPHILL * lowest:
         return None
-    lowest = min(train)
     return (f"warning: the training perplexity went uphill, from {lowest:.2f} after epoch {train.index(lowest) + 1} "
             f"to {train[-1]:.2f} after epoch {len(train)}: the learning rate is too high for this many epochs (the "
             "file keeps the epoch of best validation perplexity); a lower --lr, e.g. 0.001, trains steadier")
